@@ -1,0 +1,76 @@
+"""Options shared by the subcommands, and opening a validated queue."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+import psycopg
+
+from dashboard import config, db
+from dashboard.models import QueueSpec
+
+EXIT_USAGE = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line: what is wrong and where to look."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def connection_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("connection")
+    group.add_argument("--dsn", help="libpq DSN or URL (default: DATABASE_URL, PG* variables, "
+                                     "else the embedded server)")
+    group.add_argument("--debug", dest="sub_debug", action="store_true",
+                       help="show tracebacks on errors")
+    return parent
+
+
+def queue_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("queue spec (default: the demo preset)")
+    group.add_argument("--queue", metavar="FILE", help="queue spec TOML file")
+    group.add_argument("--preset", metavar="NAME",
+                       help=f"named preset: {', '.join(config.preset_names())}")
+    group.add_argument("--table", help="queue table, bare or schema-qualified")
+    group.add_argument("--id-column", metavar="NAME", help="job id column")
+    group.add_argument("--status-column", metavar="NAME", help="state column")
+    group.add_argument("--stale-after", metavar="DURATION",
+                       help="running jobs without a lease expiry are stale after this")
+    group.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
+                       help="refresh interval; monitoring statements time out within it")
+    return parent
+
+
+def spec_from_args(args: argparse.Namespace) -> QueueSpec:
+    return config.build_spec(
+        queue_file=args.queue,
+        preset=args.preset,
+        table=args.table,
+        id_column=args.id_column,
+        status_column=args.status_column,
+        stale_after=args.stale_after,
+    )
+
+
+def monitor_timeout_ms(args: argparse.Namespace) -> int:
+    """Statement timeout for monitoring: shorter than the refresh interval."""
+    return max(200, int(args.interval * 1000 * 0.8))
+
+
+def open_queue(args: argparse.Namespace) -> tuple[db.Target, psycopg.Connection, QueueSpec]:
+    """Parse the spec, connect for monitoring, and validate the spec against the catalog."""
+    spec = spec_from_args(args)  # bad TOML or preset fails before any connection
+    target = db.resolve_target(args.dsn)
+    conn = db.connect_monitor(target.dsn, timeout_ms=monitor_timeout_ms(args))
+    try:
+        return target, conn, config.validate(conn, spec)
+    except Exception:
+        conn.close()
+        raise

