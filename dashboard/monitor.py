@@ -77,7 +77,7 @@ def _rows(conn: psycopg.Connection, row_type: type[T], query: sql.Composable | s
 
 def _counts(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
             notes: list[str]) -> tuple[dict[str, int], tuple[str, ...]]:
-    """Raw status -> rows: exact where cheap, planner estimates for finished states above the limit."""
+    """Raw status -> rows: exact where cheap; above the limit, finished states are estimated."""
     row = conn.execute(queries.load("monitor/get_table_estimate"), table_params(spec)).fetchone()
     reltuples = row[0] if row else -1
     active = [v for role in ("ready", "running") for v in spec.values(role)]
@@ -153,19 +153,20 @@ def collect(conn: psycopg.Connection, spec: QueueSpec) -> Snapshot:
     oldest = None
     if spec.columns.created_at:
         oldest = conn.execute(
-            queries.get("monitor/get_oldest_ready_age", **parts), {"values": list(spec.values("ready"))}
+            queries.get("monitor/get_oldest_ready_age", **parts),
+            {"values": list(spec.values("ready"))},
         ).fetchone()[0]
 
+    lock_params = {**table_params(spec), "limit": ROW_LIMIT}
     locks = _optional("locks", lambda: _rows(
-        conn, LockInfo, queries.load("monitor/get_locks"), {**table_params(spec), "limit": ROW_LIMIT}
-    ), notes)
+        conn, LockInfo, queries.load("monitor/get_locks"), lock_params), notes)
     raw_waits = _optional("lock waits", lambda: conn.execute(
         queries.load("monitor/get_lock_waits")).fetchall(), notes)
     blocked_by = {r[0]: tuple(r[3] or ()) for r in raw_waits}
     waiting = tuple(
-        WaitingSession(pid=r[0], backend_start=r[1], application_name=r[2], blocked_by=tuple(r[3] or ()),
-                       wait_s=r[4] or 0.0, wait_event=r[5], query=r[6],
-                       chain=wait_chain(r[0], blocked_by))
+        WaitingSession(pid=r[0], backend_start=r[1], application_name=r[2],
+                       blocked_by=tuple(r[3] or ()), wait_s=r[4] or 0.0, wait_event=r[5],
+                       query=r[6], chain=wait_chain(r[0], blocked_by))
         for r in raw_waits[:ROW_LIMIT]
     )
     blocker_pids = sorted({p for w in waiting for p in w.blocked_by})

@@ -97,7 +97,8 @@ def snapshot_text(snap: Snapshot) -> str:
         [str(i.pid), i.application_name, age(i.xact_age_s), age(i.idle_s), str(i.locks_held),
          "-" if i.xmin_age is None else str(i.xmin_age)] for i in snap.idle_in_transaction
     ])
-    out += _table("stale leases", ["id", "worker", "token", "attempts", "overdue", "worker alive"], [
+    stale_header = ["id", "worker", "token", "attempts", "overdue", "worker alive"]
+    out += _table("stale leases", stale_header, [
         [str(s.id), s.worker or "-", "-" if s.lease_token is None else str(s.lease_token),
          "-" if s.attempts is None else str(s.attempts), age(s.overdue_s),
          {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases

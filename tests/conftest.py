@@ -1,4 +1,4 @@
-"""Test fixtures: a real PostgreSQL (embedded, or QUEUETOP_TEST_DSN) and a fresh database per test."""
+"""Fixtures: a real PostgreSQL (embedded, or QUEUETOP_TEST_DSN), a fresh database per test."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def dsn(server_dsn: str) -> Iterator[str]:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     yield conninfo.make_conninfo(server_dsn, dbname=name)
     with psycopg.connect(server_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+        admin.execute(drop.format(sql.Identifier(name)))
 
 
 @pytest.fixture
