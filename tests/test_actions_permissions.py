@@ -85,3 +85,21 @@ def test_least_privilege_role_through_the_cli(stale, watcher, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "GRANT UPDATE ON queuetop_demo.jobs" in err
     assert main(["snapshot", "--json", "--dsn", watcher]) == 0
+
+
+def test_capabilities_say_why_an_action_is_disabled(stale, watcher, dsn, tmp_path):
+    from dashboard.actions import capabilities
+
+    spec, _ = stale
+    with db.connect_action(dsn) as conn:
+        assert capabilities(conn, spec) == dict.fromkeys(
+            ("requeue", "dead-letter", "cancel", "terminate"))
+        assert set(capabilities(conn, spec, read_only=True).values()) == {
+            "read-only mode: actions are disabled"}
+    with db.connect_action(watcher) as conn:
+        assert "init-audit" not in capabilities(conn, spec)["requeue"]  # the table exists
+        assert "GRANT INSERT ON queuetop.audit_log" in capabilities(conn, spec)["cancel"]
+        caps = capabilities(conn, spec, audit_file=tmp_path / "a.jsonl")
+    assert "GRANT UPDATE ON queuetop_demo.jobs" in caps["requeue"]
+    assert "GRANT UPDATE, DELETE ON queuetop_demo.jobs" in caps["dead-letter"]
+    assert "GRANT pg_signal_backend" in caps["terminate"]

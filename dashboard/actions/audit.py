@@ -125,6 +125,17 @@ class FileAudit:
         self.action_id = None
 
 
+def commit(conn: psycopg.Connection, sink: AuditSink) -> None:
+    """Commit and give the sink the outcome; a failed COMMIT leaves the outcome unknown
+    (the connection may have died after the server committed)."""
+    try:
+        conn.commit()
+    except psycopg.Error as exc:
+        sink.finish(f"unknown: commit failed ({type(exc).__name__}); check the queue table")
+        raise
+    sink.finish("committed")
+
+
 def table_privileges(conn: psycopg.Connection, schema: str | None,
                      table: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:

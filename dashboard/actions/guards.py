@@ -81,16 +81,25 @@ def _privileges(conn: psycopg.Connection, table: TableName) -> dict[str, object]
     return privs
 
 
-def require_privileges(conn: psycopg.Connection, table: TableName, needed: tuple[str, ...],
-                       ) -> None:
-    """Refuse with the GRANT that is missing, before anything changes."""
+def missing_privileges(conn: psycopg.Connection, table: TableName,
+                       needed: tuple[str, ...]) -> str | None:
+    """The GRANT an action on `table` lacks, as a sentence; None when nothing is missing."""
     privs = _privileges(conn, table)
     role = privs["role"]
     if not privs["can_use_schema"]:
-        raise UserError(f"role {role} may not use schema {table.schema}; "
-                        f"GRANT USAGE ON SCHEMA {table.schema} TO {role}")
+        return (f"role {role} may not use schema {table.schema}; "
+                f"GRANT USAGE ON SCHEMA {table.schema} TO {role}")
     missing = [p for p in needed if not privs[f"can_{p.lower()}"]]
     if missing:
-        raise UserError(f"role {role} lacks {', '.join(missing)} on {table}, which this action "
-                        f"needs; GRANT {', '.join(missing)} ON {table} TO {role} "
-                        "(or use a role that has it)")
+        return (f"role {role} lacks {', '.join(missing)} on {table}, which this action "
+                f"needs; GRANT {', '.join(missing)} ON {table} TO {role} "
+                "(or use a role that has it)")
+    return None
+
+
+def require_privileges(conn: psycopg.Connection, table: TableName,
+                       needed: tuple[str, ...]) -> None:
+    """Refuse with the GRANT that is missing, before anything changes."""
+    why = missing_privileges(conn, table, needed)
+    if why:
+        raise UserError(why)

@@ -16,7 +16,7 @@ from psycopg import errors, sql
 from psycopg.rows import class_row
 
 import queries
-from dashboard.actions.audit import AuditEntry, AuditSink, os_user
+from dashboard.actions.audit import AuditEntry, AuditSink, commit, os_user
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
 from dashboard.actions.results import ActionResult, ObservedJob, Skipped
 from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
@@ -131,7 +131,6 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
             return result
         audit.record(conn, plan.action, str(spec.table), reason,
                      _entries(plan, seen, locked, changed, result.skipped))
-        conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
         audit.finish("rolled back")
@@ -140,7 +139,7 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
         conn.rollback()
         audit.finish("rolled back")
         raise
-    audit.finish("committed")
+    commit(conn, audit)
     return result
 
 

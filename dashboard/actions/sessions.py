@@ -16,7 +16,7 @@ from psycopg import errors
 from psycopg.rows import class_row
 
 import queries
-from dashboard.actions.audit import AuditEntry, AuditSink
+from dashboard.actions.audit import AuditEntry, AuditSink, commit
 from dashboard.actions.results import ActionResult, ObservedSession, Skipped
 from dashboard.errors import UserError
 
@@ -106,8 +106,7 @@ def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit:
                 audit.record(conn, action, None, reason, [AuditEntry(
                     target, now.as_state() if now else None, None, "skipped",
                     {"skip_reason": why, "observed": seen.__dict__})])
-                conn.commit()
-                audit.finish("committed")
+                commit(conn, audit)
             else:
                 conn.rollback()
             return result
@@ -122,7 +121,6 @@ def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit:
             conn.rollback()
             audit.finish("rolled back")
             return ActionResult(action, skipped=(Skipped(target, "session moved on"),))
-        conn.commit()
     except errors.InsufficientPrivilege as exc:
         conn.rollback()
         audit.finish("rolled back")
@@ -135,5 +133,6 @@ def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit:
         conn.rollback()
         audit.finish("rolled back")
         raise
-    audit.finish("committed")
+    # The signal is sent; only the table sink's row waits for this commit.
+    commit(conn, audit)
     return ActionResult(action, changed=(target,))
