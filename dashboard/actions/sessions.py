@@ -28,6 +28,7 @@ SIGNALS = {"cancel": ("actions/cancel_backend", "cancelled"),
 class SessionRow:
     pid: int
     backend_start: datetime | None
+    backend_type: str
     state: str | None
     xact_start: datetime | None
     user: str
@@ -36,7 +37,8 @@ class SessionRow:
     own: bool
 
     def as_state(self) -> dict[str, object]:
-        return {"pid": self.pid, "backend_start": self.backend_start, "state": self.state,
+        return {"pid": self.pid, "backend_start": self.backend_start,
+                "backend_type": self.backend_type, "state": self.state,
                 "xact_start": self.xact_start, "user": self.user,
                 "application_name": self.application_name, "query": self.query}
 
@@ -67,6 +69,8 @@ def session_skip_reason(seen: ObservedSession, now: SessionRow | None) -> str | 
         return "session gone"
     if now.own:
         return "own session"
+    if now.backend_type != "client backend":  # autovacuum, walsender, checkpointer...
+        return f"not a client session: {now.backend_type or 'unknown'}"
     if now.backend_start is None:
         return "cannot see this session's details (GRANT pg_monitor or pg_read_all_stats)"
     if now.backend_start != seen.backend_start:

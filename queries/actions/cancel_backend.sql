@@ -3,6 +3,7 @@ SELECT pg_cancel_backend(a.pid) AS signalled
 FROM pg_stat_activity AS a
 WHERE a.pid = %(pid)s
   AND a.pid <> pg_backend_pid()
+  AND a.backend_type = 'client backend'
   AND a.backend_start = %(backend_start)s
   AND (%(state)s::text IS NULL
        OR a.state = %(state)s::text

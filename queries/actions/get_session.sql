@@ -1,6 +1,7 @@
--- purpose: one backend's identity and state as an action checks it: pid, backend start, state, transaction start, role, application, query
+-- purpose: one backend's identity and state as an action checks it: pid, backend start, kind, state, transaction start, role, application, query
 SELECT a.pid,
        a.backend_start,
+       coalesce(a.backend_type, '') AS backend_type,
        a.state,
        a.xact_start,
        coalesce(a.usename::text, '') AS "user",
