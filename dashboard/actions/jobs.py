@@ -37,7 +37,8 @@ def _rows(conn: psycopg.Connection, statement: sql.Composable,
 def _friendly(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
     """A one-line error for the database failures an operator can do something about."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue)):
+    if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue,
+                        errors.NumericValueOutOfRange)):
         id_type = spec.column_types.get(spec.columns.id, "its type")
         return UserError(f"bad job id: {first}; ids of {spec.table} are {id_type}")
     if isinstance(exc, errors.LockNotAvailable):
