@@ -168,6 +168,8 @@ class IdleTransaction:
     locks_held: int
     xmin_age: int | None
     query: str
+    # Which transaction is idle: an action guards on it ("still the same transaction").
+    xact_start: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ SELECT a.pid,
        extract(epoch FROM now() - a.state_change)::float8 AS idle_s,
        coalesce(l.n, 0)::int AS locks_held,
        age(coalesce(a.backend_xmin, a.backend_xid))::int AS xmin_age,
-       coalesce(a.query, '') AS query
+       coalesce(a.query, '') AS query,
+       a.xact_start
 FROM pg_stat_activity AS a
 LEFT JOIN (SELECT pid, count(*) AS n FROM pg_locks GROUP BY pid) AS l ON l.pid = a.pid
 WHERE a.state IN ('idle in transaction', 'idle in transaction (aborted)')

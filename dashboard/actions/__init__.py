@@ -1,0 +1,22 @@
+"""Guarded recovery actions: the only layer of queuetop that changes anything.
+
+Every action takes the state the operator observed and changes only what
+still matches it, in one short transaction that never waits behind a worker,
+with its audit record; it returns an ActionResult (changed, skipped + reason).
+
+    conn = db.connect_action(dsn)
+    sink = choose_sink(conn, audit_file)           # refuses if no audit trail
+    result = requeue(conn, spec, [ObservedJob.from_stale(s) for s in picked], audit=sink)
+"""
+
+from dashboard.actions.audit import AuditSink, FileAudit, TableAudit, choose_sink
+from dashboard.actions.capabilities import capabilities
+from dashboard.actions.jobs import dead_letter, observe_jobs, requeue
+from dashboard.actions.results import ActionResult, ObservedJob, ObservedSession, Skipped
+from dashboard.actions.sessions import cancel, observe_session, terminate
+
+__all__ = [
+    "ActionResult", "AuditSink", "FileAudit", "ObservedJob", "ObservedSession", "Skipped",
+    "TableAudit", "cancel", "capabilities", "choose_sink", "dead_letter", "observe_jobs",
+    "observe_session", "requeue", "terminate",
+]

@@ -1,0 +1,105 @@
+"""Why a job was skipped, and the privileges an action needs, in words an operator can act on.
+
+The guard itself lives in SQL (the WHERE of each do_*.sql); this module only
+explains a row the guard refused, from the row's current state, which the
+action holds locked, so the explanation cannot race the guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+from dashboard.actions.audit import table_privileges
+from dashboard.actions.results import ObservedJob
+from dashboard.errors import UserError
+from dashboard.models import QueueSpec, TableName
+
+NOT_FOUND = "not found"
+LOCKED = "locked"
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """A job's current state, as lock_jobs.sql / observe_jobs.sql return it."""
+
+    queuetop_given: str
+    id: str
+    status: str
+    worker: str | None
+    lease_token: str | None
+    attempts: int | None
+    lease_until: datetime | None
+    expired: bool | None
+
+    def as_state(self) -> dict[str, object]:
+        return {"status": self.status, "worker": self.worker, "lease_token": self.lease_token,
+                "attempts": self.attempts, "lease_until": self.lease_until}
+
+    def observed(self) -> ObservedJob:
+        return ObservedJob(id=self.id, status=self.status, worker=self.worker,
+                           lease_token=self.lease_token, lease_until=self.lease_until)
+
+
+_MOVED_ON = {
+    "done": "completed meanwhile",
+    "failed": "failed meanwhile",
+    "ready": "already requeued",
+    "dead": "already dead-lettered",
+    "running": "claimed again",
+}
+
+
+def skip_reason(spec: QueueSpec, seen: ObservedJob, now: JobRow, from_roles: tuple[str, ...],
+                force: bool) -> str:
+    """Why the guard refused `now`, which the operator saw as `seen`."""
+    if now.status != seen.status:
+        return _MOVED_ON.get(spec.role_of(now.status) or "", f"state changed to {now.status}")
+    role = spec.role_of(now.status)
+    if role not in from_roles:
+        return {"ready": "already ready", "done": "already done",
+                "dead": "already dead-lettered"}.get(role or "", f"not allowed from {now.status}")
+    if now.worker != seen.worker:
+        return "owner changed"
+    if now.lease_token != seen.lease_token:
+        return "lease renewed"
+    if role == "running" and not force and not now.expired:
+        if now.expired is None:
+            return "lease expiry unknown (use --force)"
+        if seen.lease_until is not None and now.lease_until != seen.lease_until:
+            return "lease renewed"
+        return "lease not expired (use --force)"
+    return "state changed"  # the guard disagreed with every explanation above
+
+
+def _privileges(conn: psycopg.Connection, table: TableName) -> dict[str, object]:
+    privs = table_privileges(conn, table.schema, table.name)
+    if privs is None:
+        raise UserError(f"table {table} not found; check the queue spec")
+    return privs
+
+
+def missing_privileges(conn: psycopg.Connection, table: TableName,
+                       needed: tuple[str, ...]) -> str | None:
+    """The GRANT an action on `table` lacks, as a sentence; None when nothing is missing."""
+    privs = _privileges(conn, table)
+    role = privs["role"]
+    if not privs["can_use_schema"]:
+        return (f"role {role} may not use schema {table.schema}; "
+                f"GRANT USAGE ON SCHEMA {table.schema} TO {role}")
+    missing = [p for p in needed if not privs[f"can_{p.lower()}"]]
+    if missing:
+        return (f"role {role} lacks {', '.join(missing)} on {table}, which this action "
+                f"needs; GRANT {', '.join(missing)} ON {table} TO {role} "
+                "(or use a role that has it)")
+    return None
+
+
+def require_privileges(conn: psycopg.Connection, table: TableName,
+                       needed: tuple[str, ...]) -> None:
+    """Refuse with the GRANT that is missing, before anything changes."""
+    why = missing_privileges(conn, table, needed)
+    if why:
+        raise UserError(why)

@@ -1,0 +1,180 @@
+"""Guarded requeue and dead-letter of jobs: one short transaction each, audited.
+
+The caller passes the state the operator observed (ObservedJob); a job changes
+only if it is still in that state, and every other job comes back in
+`skipped` with its reason. Rows a worker holds locked right now are skipped
+(SKIP LOCKED), so an action never waits behind a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import errors, sql
+from psycopg.rows import class_row
+
+import queries
+from dashboard.actions.audit import AuditEntry, AuditSink, commit, os_user
+from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
+from dashboard.actions.results import ActionResult, ObservedJob, Skipped
+from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
+from dashboard.errors import UserError
+from dashboard.models import QueueSpec
+
+
+def _job_params(spec: QueueSpec, ids: list[str]) -> dict[str, object]:
+    return {"ids": ids, "stale_after_s": spec.policy.stale_after_s}
+
+
+def _rows(conn: psycopg.Connection, statement: sql.Composable,
+          params: dict[str, object]) -> list[JobRow]:
+    with conn.cursor(row_factory=class_row(JobRow)) as cur:
+        return cur.execute(statement, params).fetchall()
+
+
+def _friendly(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
+    """A one-line error for the database failures an operator can do something about."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue,
+                        errors.NumericValueOutOfRange)):
+        id_type = spec.column_types.get(spec.columns.id, "its type")
+        return UserError(f"bad job id: {first}; ids of {spec.table} are {id_type}")
+    if isinstance(exc, errors.LockNotAvailable):
+        return UserError(f"{spec.table} is locked by another session (not a worker's row lock: "
+                         f"those are skipped); nothing changed, try again: {first}")
+    if isinstance(exc, errors.ReadOnlySqlTransaction):
+        return UserError(f"the server refuses writes here ({first}); connect to the primary")
+    if isinstance(exc, errors.InsufficientPrivilege):
+        return UserError(f"permission denied: {first}; grant the privilege named there to "
+                         "this role or use one that has it")
+    if isinstance(exc, errors.UniqueViolation):
+        return UserError(f"dead-letter table already holds one of these jobs ({first}); "
+                         "nothing changed")
+    return None
+
+
+def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
+                 ids: Iterable[str]) -> tuple[list[ObservedJob], list[Skipped]]:
+    """What the operator sees now for these ids (a plain read, no lock), and the ids not found.
+
+    This is how the CLI gets an observed state; the TUI takes it from its snapshot.
+    """
+    wanted = list(dict.fromkeys(str(i) for i in ids))
+    statement = queries.get("actions/observe_jobs", **job_parts(spec))
+    try:
+        rows = _rows(conn, statement, _job_params(spec, wanted))
+    except psycopg.Error as exc:
+        conn.rollback()
+        raise (_friendly(exc, spec) or exc) from exc
+    conn.commit()
+    found = {r.queuetop_given: r for r in rows}
+    return ([found[i].observed() for i in wanted if i in found],
+            [Skipped(i, NOT_FOUND) for i in wanted if i not in found])
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A row the guarded statement changed, as its RETURNING gives it."""
+
+    queuetop_given: str
+    id: str
+    new_token: str | None
+
+
+def requeue(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], *,
+            audit: AuditSink, force: bool = False, reason: str | None = None,
+            dry_run: bool = False) -> ActionResult:
+    """Back to ready: worker and lease cleared, attempts kept, lease token advanced.
+
+    Only running (past its lease unless `force`) or failed jobs still as observed change.
+    """
+    return _run(conn, spec, observed, requeue_plan(spec, force), audit, reason, dry_run, force)
+
+
+def dead_letter(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], *,
+                audit: AuditSink, reason: str, force: bool = False,
+                dry_run: bool = False) -> ActionResult:
+    """Per policy.dead_letter: a state change (reason into last_error) or a move to the
+    dead-letter table, in one statement. Ready, failed, or running past its lease."""
+    if not reason or not reason.strip():
+        raise UserError("dead-letter needs a reason: pass --reason TEXT")
+    plan = dead_letter_plan(conn, spec, force, reason, f"{conn.info.user} ({os_user()})")
+    return _run(conn, spec, observed, plan, audit, reason, dry_run, force)
+
+
+def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], plan: Plan,
+         audit: AuditSink, reason: str | None, dry_run: bool, force: bool) -> ActionResult:
+    seen = {o.id: o for o in observed}  # one entry per id, the last observation wins
+    if not seen:
+        return ActionResult(plan.action, dry_run=dry_run)
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.rollback()  # an action is its own transaction, never part of the caller's
+    try:
+        for table, privileges in plan.needed:
+            require_privileges(conn, table, privileges)
+        ids = list(seen)
+        locked = {r.queuetop_given: r for r in _rows(
+            conn, queries.get("actions/lock_jobs", **job_parts(spec)), _job_params(spec, ids))}
+        skipped = _unlocked(conn, spec, [i for i in ids if i not in locked])
+        targets = [seen[i] for i in ids if i in locked]
+        changed = _apply(conn, plan, targets)
+        skipped += [Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force))
+                    for o in targets if o.id not in changed]
+        result = ActionResult(
+            plan.action, changed=tuple(changed[i].id for i in ids if i in changed),
+            skipped=tuple(skipped), dry_run=dry_run,
+            detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
+                                         for i in ids if i in changed}})
+        if dry_run:
+            conn.rollback()
+            return result
+        audit.record(conn, plan.action, str(spec.table), reason,
+                     _entries(plan, seen, locked, changed, result.skipped))
+    except psycopg.Error as exc:
+        conn.rollback()
+        audit.finish("rolled back")
+        raise (_friendly(exc, spec) or exc) from exc
+    except BaseException:
+        conn.rollback()
+        audit.finish("rolled back")
+        raise
+    commit(conn, audit)
+    return result
+
+
+def _apply(conn: psycopg.Connection, plan: Plan,
+           targets: list[ObservedJob]) -> dict[str, Changed]:
+    """Run the guarded statement on the rows this transaction holds locked."""
+    if not targets:
+        return {}
+    params = {**plan.params, "ids": [o.id for o in targets],
+              "statuses": [o.status for o in targets], "workers": [o.worker for o in targets],
+              "tokens": [o.lease_token for o in targets]}
+    with conn.cursor(row_factory=class_row(Changed)) as cur:
+        return {r.queuetop_given: r for r in cur.execute(plan.statement, params).fetchall()}
+
+
+def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list[Skipped]:
+    """Ids the lock step did not get: locked by someone right now, or gone."""
+    if not ids:
+        return []
+    present = {r.queuetop_given for r in _rows(
+        conn, queries.get("actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
+    return [Skipped(i, LOCKED if i in present else NOT_FOUND) for i in ids]
+
+
+def _entries(plan: Plan, seen: dict[str, ObservedJob], locked: dict[str, JobRow],
+             changed: dict[str, Changed], skipped: tuple[Skipped, ...]) -> list[AuditEntry]:
+    entries = [AuditEntry(target=row.id, from_state=locked[given].as_state(),
+                          to_state=plan.to_state, outcome="changed",
+                          detail={"new_lease_token": row.new_token})
+               for given, row in changed.items()]
+    for s in skipped:
+        now = locked.get(s.id)
+        entries.append(AuditEntry(
+            target=s.id, from_state=now.as_state() if now else None, to_state=None,
+            outcome="skipped", detail={"skip_reason": s.reason,
+                                       "observed": seen[s.id].__dict__ if s.id in seen else None}))
+    return entries

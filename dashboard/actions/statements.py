@@ -1,0 +1,155 @@
+"""The composed statements of job actions: identifiers from the spec and the catalog only.
+
+Everything variable that is data (ids, observed values, reasons) stays a
+%(name)s parameter; what is composed here is identifiers and type names read
+from the catalog (spec.column_types, format_type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+import queries
+from dashboard.errors import UserError
+from dashboard.models import QueueSpec, TableName
+from dashboard.monitor import queue_parts
+
+INTEGER_TYPES = ("smallint", "integer", "bigint", "numeric")
+# Columns a dead-letter table may add to the job's own, filled when present.
+DEAD_EXTRAS = ("dead_reason", "dead_at", "dead_by")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One job action: which guarded statement, from which roles, to which state."""
+
+    action: str
+    statement: sql.Composable
+    from_roles: tuple[str, ...]
+    to_state: str
+    needed: tuple[tuple[TableName, tuple[str, ...]], ...]  # privileges per table
+    params: dict[str, object]
+
+
+def job_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
+    """queue_parts plus the id column's type, for casting ids that arrive as text."""
+    return {**queue_parts(spec),
+            "id_type": sql.SQL(spec.column_types.get(spec.columns.id, "text"))}
+
+
+def _values(spec: QueueSpec, roles: tuple[str, ...]) -> list[str]:
+    return [v for role in roles for v in spec.values(role)]
+
+
+def _token_advance(spec: QueueSpec) -> sql.Composable | None:
+    """`token = t.token + 1` (or a fresh uuid): the fencing step, when the spec has a token."""
+    column = spec.columns.lease_token
+    if not column:
+        return None
+    kind = spec.column_types.get(column, "")
+    if kind.startswith(INTEGER_TYPES):
+        value = sql.SQL("t.{} + 1").format(sql.Identifier(column))
+    elif kind == "uuid":
+        value = sql.SQL("gen_random_uuid()")
+    else:
+        raise UserError(f"cannot advance lease token column {column!r} of type {kind or '?'}: "
+                        "queuetop advances integer and uuid tokens; fix lease_token in the spec")
+    return sql.SQL("{} = {}").format(sql.Identifier(column), value)
+
+
+def _set(column: str, value: sql.Composable) -> sql.Composable:
+    return sql.SQL("{} = {}").format(sql.Identifier(column), value)
+
+
+def _common_params(spec: QueueSpec, force: bool, from_roles: tuple[str, ...]) -> dict[str, object]:
+    return {"force": force, "stale_after_s": spec.policy.stale_after_s,
+            "from_values": _values(spec, from_roles),
+            "running_values": list(spec.values("running"))}
+
+
+def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
+    cols = spec.columns
+    ready = spec.values("ready")[0]
+    status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
+    sets = [_set(cols.status, sql.SQL("%(to_status)s::{}").format(status_type))]
+    sets += [_set(c, sql.SQL("NULL")) for c in (cols.worker, cols.lease_until) if c]
+    advance = _token_advance(spec)
+    sets += [advance] if advance else []
+    from_roles = ("running", "failed")
+    return Plan(
+        action="requeue",
+        statement=queries.get("actions/do_requeue", **job_parts(spec),
+                              assignments=sql.SQL(", ").join(sets)),
+        from_roles=from_roles,
+        to_state=ready,
+        needed=((spec.table, ("UPDATE",)),),
+        params={**_common_params(spec, force, from_roles), "to_status": ready},
+    )
+
+
+def dead_status(spec: QueueSpec) -> str:
+    policy = spec.policy.dead_letter
+    if policy and policy.kind == "status" and policy.status:
+        return policy.status
+    if policy is None and spec.values("dead"):
+        return spec.values("dead")[0]
+    raise UserError(f"queue spec of {spec.table} has no dead-letter policy; set policy.dead_letter "
+                    "to 'status:VALUE' or 'table:schema.name'")
+
+
+def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, reason: str,
+                     actor: str) -> Plan:
+    from_roles = ("ready", "running", "failed")
+    params = {**_common_params(spec, force, from_roles), "reason": reason, "actor": actor}
+    policy = spec.policy.dead_letter
+    if policy and policy.kind == "table" and policy.table:
+        return _move_plan(conn, spec, policy.table, from_roles, params)
+    cols = spec.columns
+    value = dead_status(spec)
+    status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
+    sets = [_set(cols.status, sql.SQL("%(to_status)s::{}").format(status_type))]
+    if cols.last_error:
+        sets.append(_set(cols.last_error, sql.SQL("%(reason)s")))
+    advance = _token_advance(spec)
+    sets += [advance] if advance else []
+    return Plan(
+        action="dead-letter",
+        statement=queries.get("actions/do_dead_letter_status", **job_parts(spec),
+                              assignments=sql.SQL(", ").join(sets)),
+        from_roles=from_roles, to_state=value,
+        needed=((spec.table, ("UPDATE",)),),
+        params={**params, "to_status": value},
+    )
+
+
+def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
+               from_roles: tuple[str, ...], params: dict[str, object]) -> Plan:
+    """Explicit column lists from the catalog: every job column, plus the extras the table has."""
+    insertable = [r[0] for r in conn.execute(queries.load("actions/get_insertable_columns"),
+                                             {"schema": dead.schema or "public",
+                                              "table": dead.name}).fetchall()]
+    columns = list(spec.column_types)
+    missing = [c for c in columns if c not in insertable]
+    if missing:
+        raise UserError(f"dead-letter table {dead} lacks column(s) {', '.join(missing)} of "
+                        f"{spec.table}; add them so nothing is lost in the move")
+    extras = [c for c in DEAD_EXTRAS if c in insertable and c not in columns]
+    extra_values = {"dead_reason": sql.Placeholder("reason"), "dead_at": sql.SQL("now()"),
+                    "dead_by": sql.Placeholder("actor")}
+    ident = sql.Identifier
+    statement = queries.get(
+        "actions/do_dead_letter_move", **job_parts(spec),
+        moved_columns=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in columns),
+        dead_table=ident(*dead.parts()),
+        dead_columns=sql.SQL(", ").join(ident(c) for c in columns + extras),
+        select_columns=sql.SQL(", ").join([ident(c) for c in columns]
+                                          + [extra_values[c] for c in extras]),
+        dead_id=ident(spec.columns.id),
+    )
+    return Plan(action="dead-letter", statement=statement, from_roles=from_roles,
+                to_state=f"table:{dead}",
+                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT",))),
+                params=params)

@@ -1,0 +1,133 @@
+"""`queuetop requeue|dead-letter ID...` and `queuetop cancel|terminate PID`: guarded, audited.
+
+The CLI's observed state is what it reads just before acting (for a runbook,
+that is what the operator "saw"); the action then changes only what still
+matches. Exit 0 when everything asked for changed, 1 when something was
+skipped, 2 on error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import replace
+from datetime import datetime
+
+from dashboard import actions, config, db
+from dashboard.actions import ActionResult, Skipped
+from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.errors import UserError
+
+EXIT_SKIPPED = 1
+
+
+def _action_options(reason_required: bool = False) -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("action")
+    group.add_argument("--reason", required=reason_required, metavar="TEXT",
+                       help="why: kept in the audit trail" + (" (required)" if reason_required
+                                                              else ""))
+    group.add_argument("--dry-run", action="store_true",
+                       help="show what would change, change nothing")
+    group.add_argument("--json", action="store_true",
+                       help='print {"action", "changed": [...], "skipped": [{"id", "reason"}]}')
+    group.add_argument("--read-only", action="store_true",
+                       help="refuse every action (for shared terminals and runbook rehearsals)")
+    group.add_argument("--audit-file", metavar="PATH",
+                       help="append the audit trail to this JSON-lines file instead of the "
+                            "queuetop.audit_log table")
+    return parent
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    conn_opts, queue_opts = connection_options(), queue_options()
+    p = sub.add_parser("requeue", parents=[conn_opts, queue_opts, _action_options()],
+                       help="put stuck jobs back to ready (guarded, audited)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
+    p.add_argument("--force", action="store_true",
+                   help="requeue even if the lease has not expired (nothing else is lifted)")
+    p.set_defaults(handler=run_requeue)
+
+    p = sub.add_parser("dead-letter", parents=[conn_opts, queue_opts, _action_options(True)],
+                       help="move jobs to the dead-letter state or table (guarded, audited)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
+    p.add_argument("--force", action="store_true",
+                   help="dead-letter a running job even if its lease has not expired")
+    p.set_defaults(handler=run_dead_letter)
+
+    for name, what in (("cancel", "cancel a backend's current query"),
+                       ("terminate", "end a backend; its open transaction rolls back")):
+        p = sub.add_parser(name, parents=[conn_opts, _action_options()],
+                           help=f"{what} (guarded against pid reuse, audited)")
+        p.add_argument("pid", type=int, metavar="PID", help="backend pid")
+        p.add_argument("--backend-start", metavar="TIMESTAMP",
+                       help="the backend start you observed (pg_stat_activity.backend_start); "
+                            "the signal is sent only if it still matches")
+        p.set_defaults(handler=run_signal, action=name)
+
+
+def _refuse_read_only(args: argparse.Namespace, action: str) -> None:
+    if args.read_only:
+        raise UserError(f"read-only mode: {action} is disabled; run without --read-only "
+                        "to change anything")
+
+
+def _report(result: ActionResult, args: argparse.Namespace) -> int:
+    print(result.to_json() if args.json else result.summary())
+    return 0 if result.ok else EXIT_SKIPPED
+
+
+def run_requeue(args: argparse.Namespace) -> int:
+    return _run_jobs(args, "requeue")
+
+
+def run_dead_letter(args: argparse.Namespace) -> int:
+    return _run_jobs(args, "dead-letter")
+
+
+def _run_jobs(args: argparse.Namespace, action: str) -> int:
+    _refuse_read_only(args, action)
+    spec = spec_from_args(args)
+    target = db.resolve_target(args.dsn)
+    with db.connect_action(target.dsn) as conn:
+        spec = config.validate(conn, spec)
+        conn.commit()
+        sink = actions.choose_sink(conn, args.audit_file)
+        observed, missing = actions.observe_jobs(conn, spec, args.ids)
+        if action == "requeue":
+            result = actions.requeue(conn, spec, observed, audit=sink, force=args.force,
+                                     reason=args.reason, dry_run=args.dry_run)
+        else:
+            result = actions.dead_letter(conn, spec, observed, audit=sink, force=args.force,
+                                         reason=args.reason, dry_run=args.dry_run)
+    return _report(result.with_skipped(missing), args)
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO timestamp with a time zone, as psql prints it ('2026-01-02 03:04:05.6+00')."""
+    fixed = re.sub(r"([+-]\d\d)$", r"\1:00", text.strip().replace("Z", "+00:00"))
+    try:
+        value = datetime.fromisoformat(fixed)
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise UserError(f"bad --backend-start {text!r}: give it as pg_stat_activity shows it, "
+                        "with its time zone, e.g. '2026-01-02 03:04:05.123456+00'")
+    return value
+
+
+def run_signal(args: argparse.Namespace) -> int:
+    _refuse_read_only(args, args.action)
+    pinned = parse_timestamp(args.backend_start) if args.backend_start else None
+    target = db.resolve_target(args.dsn)
+    with db.connect_action(target.dsn) as conn:
+        sink = actions.choose_sink(conn, args.audit_file)
+        seen = actions.observe_session(conn, args.pid)
+        if seen is None:
+            result = ActionResult(args.action, skipped=(Skipped(str(args.pid), "session gone"),),
+                                  dry_run=args.dry_run)
+        else:
+            seen = replace(seen, backend_start=pinned) if pinned else seen
+            signal = actions.cancel if args.action == "cancel" else actions.terminate
+            result = signal(conn, seen, audit=sink, reason=args.reason, dry_run=args.dry_run)
+    return _report(result, args)
