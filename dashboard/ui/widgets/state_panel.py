@@ -1,0 +1,56 @@
+"""Counts per role with the raw values behind them, locked-now counts, oldest ready age."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from dashboard.models import ROLES, QueueSpec, Snapshot
+from dashboard.report import age, one_line
+
+ROLE_STYLES = {"ready": "cyan", "running": "yellow", "done": "green", "failed": "red",
+               "dead": "magenta"}
+
+
+def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
+    """The raw state values behind a role and their counts, e.g. 'ready 12, queued 3'."""
+    values = spec.values(role) if spec else ()
+    if not values:
+        return "-"
+    return ", ".join(f"{v} {snap.by_status.get(v, 0)}" for v in values)
+
+
+class StatePanel(Static):
+    """The queue at a glance; '~' marks planner estimates."""
+
+    def show(self, snap: Snapshot | None, spec: QueueSpec | None) -> None:
+        if snap is None:
+            self.update(Text("waiting for the first snapshot…", style="dim"))
+            return
+        width = max(self.size.width, 30)
+        table = Table.grid(padding=(0, 1), expand=False)
+        table.add_column("role", no_wrap=True)
+        table.add_column("rows", justify="right", no_wrap=True)
+        table.add_column("locked", justify="right", no_wrap=True)
+        table.add_column("raw values", no_wrap=True, overflow="ellipsis")
+        table.add_row(Text("role", "dim"), Text("rows", "dim"), Text("locked", "dim"),
+                      Text("raw values", "dim"))
+        for role in ROLES:
+            mark = "~" if role in snap.estimated else ""
+            locked = snap.locked.get(role)
+            table.add_row(
+                Text(role, ROLE_STYLES[role]),
+                Text(f"{mark}{snap.counts.get(role, 0):,}"),
+                Text("" if locked is None else f"{locked:,}", "bold" if locked else "dim"),
+                Text(raw_values(role, snap, spec), "dim"),
+            )
+        notes = Text(no_wrap=False)
+        notes.append("oldest ready ", "dim")
+        notes.append(age(snap.oldest_ready_age_s), "bold")
+        if snap.estimated:
+            notes.append("   ~ planner estimate", "dim")
+        for warning in snap.warnings[:3]:
+            notes.append("\n! " + one_line(warning, width - 2), "yellow")
+        self.update(Group(table, notes))
