@@ -110,13 +110,14 @@ def test_lock_filter_toggles_between_queue_table_and_database():
         assert all(lk.on_queue_table for lk in locks.items.values())
         queue_rows = locks.row_count
         await pilot.press("l")
-        assert locks.row_count > queue_rows
+        assert locks.row_count > queue_rows == 6
         assert "whole db" in str(app.query_one("#tables").get_tab("tab-locks").label)
     run(fixed_app([fixed_snapshot(0, rows=9)]), body)
 
 
 def test_waiting_tree_lists_blockers_then_their_waiters():
     async def body(pilot):
+        await pilot.press("2")
         table = pilot.app.table("waiting")
         labels = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
         assert labels == ["4200 blocks 1", "└ 5001", "  └ 5002", "4300 blocks 1", "└ 6000"]
@@ -147,3 +148,23 @@ def test_bindings_are_in_the_command_palette():
         for binding in app.BINDINGS:
             assert binding.description in titles or binding.action == "quit"
     run(app, body)
+
+
+def test_hidden_tables_catch_up_when_shown_and_bulk_removal_keeps_order():
+    async def body(pilot):
+        app = pilot.app
+        idle = app.table("idle")
+        assert len(idle.items) == 40 and idle.row_count == 0  # hidden: diffed when shown
+        await pilot.press("3")
+        assert idle.row_count == 40
+        await pilot.press("down", "down", "down")
+        kept = idle.cursor_key()
+        snap = app.snapshot
+        survivors = tuple(i for n, i in enumerate(snap.idle_in_transaction) if n % 3 != 1)
+        app.apply_snapshot(replace(snap, idle_in_transaction=survivors))
+        await pilot.pause()
+        expected = [f"p{i.pid}" for i in sorted(survivors, key=lambda i: -i.xact_age_s)]
+        shown = [str(idle.get_row_at(n)[0]) for n in range(idle.row_count)]
+        assert shown == [k[1:] for k in expected]
+        assert idle.cursor_key() == kept
+    run(fixed_app([fixed_snapshot(0, rows=40)]), body)

@@ -317,7 +317,7 @@ class QueuetopApp(App):
             title = table.SHORT_TITLE if compact else table.TITLE
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
-            tabs.get_tab(pane_id).label = f"{title} {table.row_count}"
+            tabs.get_tab(pane_id).label = f"{title} {len(table.items)}"
 
     def action_show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)
@@ -335,6 +335,10 @@ class QueuetopApp(App):
                         Binding("up,down,pageup,pagedown", "move", "Move the cursor")]),
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
         ]
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        for table in event.pane.query(DiffTable):
+            table.flush()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         table = event.data_table

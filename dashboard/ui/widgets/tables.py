@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rich.text import Text
 from textual.binding import Binding
 
 from dashboard.models import LockInfo, Snapshot, StaleLease, WaitingSession
@@ -146,7 +147,7 @@ class StaleLeaseTable(DiffTable):
     COLUMNS = (
         Col("id", "job id", 9), Col("mark", "✓", 1), Col("overdue", "overdue", 7),
         Col("worker", "worker", 12), Col("alive", "alive", 5), Col("token", "token", 5),
-        Col("attempts", "tries", 5), Col("started", "started", 9), Col("status", "status", 8),
+        Col("attempts", "tries", 5), Col("started", "started at", 10), Col("status", "status", 8),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -162,12 +163,12 @@ class StaleLeaseTable(DiffTable):
         self.set_rows([self._row(s, snap) for s in leases])
 
     def _row(self, s: StaleLease, snap: Snapshot) -> tuple:
-        started = (snap.taken_at - s.started_at).total_seconds() if s.started_at else None
+        # a clock time, not an age: it does not change on every poll (the detail has the date)
+        started = f"{s.started_at:%H:%M:%S}" if s.started_at else "-"
         key = str(s.id)
         return (key, s, (s.id, "●" if key in self.marked else "", age(s.overdue_s),
                          _dash(s.worker), ALIVE[s.worker_alive], _dash(s.lease_token),
-                         _dash(s.attempts), age(started) + " ago" if started is not None else "-",
-                         s.status))
+                         _dash(s.attempts), started, s.status))
 
     def selected_job_ids(self) -> list:
         """The ids of the marked stale leases, in table order."""
@@ -178,13 +179,11 @@ class StaleLeaseTable(DiffTable):
         return [self.items[k] for k in self.items if k in self.marked]
 
     def _refresh_marks(self) -> None:
-        for key in self.items:
+        for key, raw in self._raw.items():
             mark = "●" if key in self.marked else ""
-            if str(self._cells[key][1]) != mark:
-                self.update_cell(key, "mark", mark)
-                cells = list(self._cells[key])
-                cells[1] = mark
-                self._cells[key] = tuple(cells)
+            if raw[1] != mark:
+                self.update_cell(key, "mark", Text(mark))
+                self._raw[key] = (raw[0], mark, *raw[2:])
 
     def action_toggle_mark(self) -> None:
         key = self.cursor_key()
