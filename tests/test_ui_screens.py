@@ -168,3 +168,16 @@ def test_hidden_tables_catch_up_when_shown_and_bulk_removal_keeps_order():
         assert shown == [k[1:] for k in expected]
         assert idle.cursor_key() == kept
     run(fixed_app([fixed_snapshot(0, rows=40)]), body)
+
+
+def test_missing_ages_from_pg_stat_activity_do_not_break_the_tables():
+    snap = fixed_snapshot(0)
+    racy = replace(snap.idle_in_transaction[0], xact_age_s=None, idle_s=None)
+    snap = replace(snap, idle_in_transaction=(racy, *snap.idle_in_transaction[1:]))
+
+    async def body(pilot):
+        await pilot.press("3")
+        table = pilot.app.table("idle")
+        assert table.row_count == 3
+        assert str(table.get_row_at(2)[1]) == "-"  # shown last, age unknown
+    run(fixed_app([snap]), body)

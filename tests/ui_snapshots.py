@@ -9,6 +9,7 @@ from dashboard.config import load_preset
 from dashboard.models import (
     IdleTransaction,
     LockInfo,
+    RowLockHolder,
     ServerInfo,
     SessionInfo,
     Snapshot,
@@ -76,7 +77,9 @@ def fixed_snapshot(step: int = 0, rows: int = 3) -> Snapshot:
                 "dead": 3},
         estimated=("done",), by_status={"ready": 1240 - 30 * step, "running": 8,
                                         "done": 52310 + 45 * step, "failed": 12, "dead": 3},
-        locked={"ready": 2, "running": 8}, row_lock_holders=(),
+        locked={"ready": 2, "running": 8},
+        row_lock_holders=(RowLockHolder(4200, "ready", 2, "psql"),
+                          RowLockHolder(4101, "running", 8, "worker-1")),
         oldest_ready_age_s=42.0 + step, locks=locks, waiting=tuple(waiting),
         idle_in_transaction=idle, stale_leases=stale, blockers=blockers,
         warnings=(), elapsed_ms=12.0,

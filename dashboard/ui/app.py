@@ -21,7 +21,7 @@ from dashboard.models import QueueSpec, Snapshot
 from dashboard.ui.history import History
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.screens.detail import DetailScreen
-from dashboard.ui.screens.help import HelpScreen
+from dashboard.ui.screens.help import HelpScreen, keys_text
 from dashboard.ui.widgets.difftable import DiffTable
 from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
 from dashboard.ui.widgets.state_panel import StatePanel
@@ -353,5 +353,5 @@ class QueuetopApp(App):
         for b in self.BINDINGS:
             if b.action in ("quit",):
                 continue
-            yield SystemCommand(b.description, f"{b.tooltip} [{b.key_display or b.key}]",
+            yield SystemCommand(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
                                 lambda action=b.action: self.call_later(self.run_action, action))

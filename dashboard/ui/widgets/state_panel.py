@@ -22,14 +22,28 @@ def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
     return ", ".join(f"{v} {snap.by_status.get(v, 0)}" for v in values)
 
 
+HOLDER_ROW = "{:<10}{:>7} {:>5} {:<7} {}"
+
+
+def clip(text: str, width: int) -> str:
+    """Cut to width with an ellipsis, keeping the spaces that align columns."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
 class StatePanel(Static):
     """The queue at a glance; '~' marks planner estimates."""
 
+    _last: tuple[Snapshot | None, QueueSpec | None] = (None, None)
+
+    def on_resize(self) -> None:
+        self.show(*self._last)  # the clipping depends on the width
+
     def show(self, snap: Snapshot | None, spec: QueueSpec | None) -> None:
+        self._last = (snap, spec)
         if snap is None:
             self.update(Text("waiting for the first snapshot…", style="dim"))
             return
-        width = max(self.size.width, 30)
+        width = max(self.content_size.width, 30)
         table = Table.grid(padding=(0, 1), expand=False)
         table.add_column("role", no_wrap=True)
         table.add_column("rows", justify="right", no_wrap=True)
@@ -51,6 +65,12 @@ class StatePanel(Static):
         notes.append(age(snap.oldest_ready_age_s), "bold")
         if snap.estimated:
             notes.append("   ~ planner estimate", "dim")
+        if snap.row_lock_holders:
+            notes.append("\n" + clip(HOLDER_ROW.format("row locks", "pid", "rows", "role",
+                                                        "app"), width), "dim")
+            for h in sorted(snap.row_lock_holders, key=lambda h: -h.rows)[:8]:
+                notes.append("\n" + clip(HOLDER_ROW.format("", h.pid, h.rows, h.role,
+                                                            h.application_name), width))
         for warning in snap.warnings[:3]:
             notes.append("\n! " + one_line(warning, width - 2), "yellow")
         self.update(Group(table, notes))

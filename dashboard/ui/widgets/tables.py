@@ -74,7 +74,7 @@ class WaitingTable(DiffTable):
         children: dict[int, list[WaitingSession]] = {}
         waiters = {w.pid: w for w in snap.waiting}
         roots: list[int] = []
-        for w in sorted(snap.waiting, key=lambda w: (-w.wait_s, w.pid)):
+        for w in sorted(snap.waiting, key=lambda w: (-(w.wait_s or 0.0), w.pid)):
             chain = w.chain or (w.blocked_by[0] if w.blocked_by else w.pid, w.pid)
             parent = chain[-2] if len(chain) > 1 else None
             if parent is None or parent == w.pid:
@@ -126,7 +126,8 @@ class IdleTable(DiffTable):
     )
 
     def update_from(self, snap: Snapshot) -> None:
-        idle = sorted(snap.idle_in_transaction, key=lambda i: (-i.xact_age_s, i.pid))
+        # pg_stat_activity is not read atomically: xact_start can be NULL for a moment
+        idle = sorted(snap.idle_in_transaction, key=lambda i: (-(i.xact_age_s or 0.0), i.pid))
         self.set_rows([
             (f"p{i.pid}", i, (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age),
                               i.locks_held, i.application_name, i.user, i.query))
@@ -157,7 +158,7 @@ class StaleLeaseTable(DiffTable):
 
     def update_from(self, snap: Snapshot) -> None:
         self._snap = snap
-        leases = sorted(snap.stale_leases, key=lambda s: (-s.overdue_s, str(s.id)))
+        leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
         # a job that is no longer stale loses its mark: it must not be recovered by surprise
         self.marked &= {str(s.id) for s in leases}
         self.set_rows([self._row(s, snap) for s in leases])
