@@ -23,7 +23,13 @@ from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen, keys_text
 from dashboard.ui.widgets.difftable import DiffTable
-from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
+from dashboard.ui.widgets.plots import (
+    DepthPlot,
+    HistoryPlot,
+    OldestReadyPlot,
+    ThroughputPlot,
+    WaitingPlot,
+)
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import LinkState, StatusBar
 from dashboard.ui.widgets.tables import IdleTable, LocksTable, StaleLeaseTable, WaitingTable
@@ -241,9 +247,8 @@ class QueuetopApp(App):
         self.history.add(snap)
         self.snapshots_applied += 1
         self.query_one(StatePanel).show(snap, self.spec)
-        for plot in self.query("#plots > *"):
-            if plot.display:
-                plot.replot()
+        for plot in self.query(HistoryPlot):  # hidden ones too: a resize may show them
+            plot.replot()
         for _, table_id, _ in PANELS:
             self.table(table_id).update_from(snap)
         self._label_tabs()

@@ -60,17 +60,30 @@ class StatePanel(Static):
                 Text("" if locked is None else f"{locked:,}", "bold" if locked else "dim"),
                 Text(raw_values(role, snap, spec), "dim"),
             )
-        notes = Text(no_wrap=False)
+        notes = Text(no_wrap=True, overflow="ellipsis")
         notes.append("oldest ready ", "dim")
         notes.append(age(snap.oldest_ready_age_s), "bold")
         if snap.estimated:
-            notes.append("   ~ planner estimate", "dim")
+            notes.append("  ~ estimate", "dim")
+        extra: list[tuple[str, str]] = []
         if snap.row_lock_holders:
-            notes.append("\n" + clip(HOLDER_ROW.format("row locks", "pid", "rows", "role",
-                                                        "app"), width), "dim")
+            extra.append((clip(HOLDER_ROW.format("row locks", "pid", "rows", "role", "app"),
+                               width), "dim"))
             for h in sorted(snap.row_lock_holders, key=lambda h: -h.rows)[:8]:
-                notes.append("\n" + clip(HOLDER_ROW.format("", h.pid, h.rows, h.role,
-                                                            h.application_name), width))
-        for warning in snap.warnings[:3]:
-            notes.append("\n! " + one_line(warning, width - 2), "yellow")
+                extra.append((clip(HOLDER_ROW.format("", h.pid, h.rows, h.role,
+                                                     h.application_name), width), ""))
+        extra += [("! " + one_line(w, width - 2), "yellow") for w in snap.warnings[:3]]
+        # never cut silently: what does not fit is counted on the last line that does
+        room = max(self.content_size.height - 1 - len(ROLES) - 1, 0) if self.content_size.height \
+            else len(extra)
+        if len(extra) > room:
+            hidden = len(extra) - max(room - 1, 0)
+            extra = extra[: max(room - 1, 0)]
+            more = f"… {hidden} more line{'s' if hidden > 1 else ''} (taller terminal)"
+            if room:
+                extra.append((more, "dim italic"))
+            else:
+                notes.append(f"  +{hidden} more", "dim italic")
+        for line, style in extra:
+            notes.append("\n" + line, style)
         self.update(Group(table, notes))
