@@ -37,7 +37,7 @@ from dashboard.ui.widgets.tables import IdleTable, LocksTable, StaleLeaseTable, 
 PANEL_KEYS = Binding.Group("Panels", compact=True)
 SPEED_KEYS = Binding.Group("Speed")
 INTERVALS = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = 10.0
 # (pane id, table id, table class) in tab order; keys 1-4 follow it
 PANELS = (
     ("tab-locks", "locks", LocksTable),
@@ -48,6 +48,8 @@ PANELS = (
 
 
 def _one_line_error(exc: BaseException) -> str:
+    if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
+        exc = exc.__cause__  # the driver's reason, without the command-line advice
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -143,6 +145,10 @@ class QueuetopApp(App):
         self._render_chrome()
         self._start_poll()
 
+    def on_unmount(self) -> None:
+        if not self._in_flight:  # an in-flight poll ends within its statement timeout
+            self._drop_connection()
+
     def on_resize(self, event) -> None:
         self._fit_layout(event.size.width, event.size.height)
 
@@ -235,7 +241,7 @@ class QueuetopApp(App):
         self._in_flight = False
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
-        self.link = LinkState("disconnected", f"{message.reason}; retrying in {delay:g}s")
+        self.link = LinkState("disconnected", f"retrying in {delay:g}s", message.reason)
         self._render_chrome()
         self._arm(delay)
 

@@ -15,7 +15,8 @@ class LinkState:
     """What the header says about the connection."""
 
     kind: str  # connecting, live, slow, paused, disconnected, static
-    detail: str = ""
+    detail: str = ""  # short, shown next to the state: "retrying in 4s"
+    reason: str = ""  # long, shown last: the error that broke the poll
 
 
 STYLES = {
@@ -35,7 +36,7 @@ class StatusBar(Static):
              snap: Snapshot | None, read_only: bool) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
-        state = link.kind + (f": {link.detail}" if link.detail else "")
+        state = link.kind + (f", {link.detail}" if link.detail else "")
         text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
         text.append(f" every {interval:g}s ", "dim")
         text.append(" queue ", "dim")
@@ -43,8 +44,11 @@ class StatusBar(Static):
         text.append(" on ", "dim")
         text.append(where)
         if snap is not None:
-            text.append(f"  at {snap.taken_at:%H:%M:%S}", "dim")
+            text.append(f"  {'last data' if link.kind == 'disconnected' else 'at'} "
+                        f"{snap.taken_at:%H:%M:%S}", "dim")
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
         if read_only:
             text.append("  read-only", "italic")
+        if link.reason:
+            text.append(f"  {link.reason}", "red")
         self.update(text)
