@@ -149,6 +149,29 @@ async def _pause_stops_polling(dsn):
         assert app.link.kind in ("live", "slow")
 
 
+def test_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
+    asyncio.run(_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect))
+
+
+async def _locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
+    spec = demo_spec(dsn)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied >= 1)
+        locker = connect(application_name="migration")
+        locker.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS EXCLUSIVE MODE")
+        await until(pilot, lambda: app.link.kind == "blocked")
+        assert "lock timeout" in app.link.reason
+        await until(pilot, lambda: app.failures >= 3)
+        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        await pilot.press("4")  # the UI answers while the database does not
+        assert app.focused is app.stale_table
+        applied = app.snapshots_applied
+        locker.rollback()
+        await until(pilot, lambda: app.snapshots_applied > applied)
+        assert app.link.kind in ("live", "slow")
+
+
 def test_disconnected_then_back_without_restart(tmp_path):
     asyncio.run(_disconnected_then_back_without_restart(tmp_path))
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import errors
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -95,7 +96,6 @@ class QueuetopApp(App):
         loadgen: Any = None,
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
-        connect: Callable[[str, int], psycopg.Connection] | None = None,
     ) -> None:
         super().__init__()
         self.spec = spec
@@ -112,7 +112,6 @@ class QueuetopApp(App):
         self.snapshots_applied = 0
         self.failures = 0
         self._initial = tuple(snapshots)
-        self._connect = connect or (lambda d, ms: db.connect_monitor(d, timeout_ms=ms))
         self._conn: psycopg.Connection | None = None
         self._timer: Timer | None = None
         self._in_flight = False
@@ -183,11 +182,21 @@ class QueuetopApp(App):
                 self._new_timeouts = False
                 self._drop_connection()
             if self._conn is None or self._conn.closed:
-                self._conn = self._connect(self.dsn, self._timeout_ms())
+                self._conn = db.connect_monitor(self.dsn, timeout_ms=self._timeout_ms())
             snap = monitor.collect(self._conn, self.spec)
-        except (psycopg.Error, UserError, OSError) as exc:
+        except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
+            self.post_message(PollFailed(_one_line_error(exc), "timed out"))
+            return
+        except errors.LockNotAvailable as exc:  # lock timeout: e.g. a LOCK TABLE on the queue
+            self.post_message(PollFailed(_one_line_error(exc), "blocked"))
+            return
+        except (psycopg.OperationalError, UserError, OSError) as exc:
             self._drop_connection()
-            self.post_message(PollFailed(_one_line_error(exc)))
+            self.post_message(PollFailed(_one_line_error(exc), "disconnected"))
+            return
+        except psycopg.Error as exc:  # e.g. the queue table was dropped or renamed
+            self._drop_connection()
+            self.post_message(PollFailed(_one_line_error(exc), "error"))
             return
         self.post_message(SnapshotReady(snap))
 
@@ -223,7 +232,7 @@ class QueuetopApp(App):
             return
         if event.state == WorkerState.ERROR:  # a bug, not the database: show it, keep going
             self._in_flight = False
-            self.post_message(PollFailed(f"internal error: {_one_line_error(event.worker.error)}"))
+            self.post_message(PollFailed(_one_line_error(event.worker.error), "internal error"))
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self._in_flight = False
@@ -241,7 +250,7 @@ class QueuetopApp(App):
         self._in_flight = False
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
-        self.link = LinkState("disconnected", f"retrying in {delay:g}s", message.reason)
+        self.link = LinkState(message.kind, f"retrying in {delay:g}s", message.reason)
         self._render_chrome()
         self._arm(delay)
 

@@ -16,8 +16,9 @@ class SnapshotReady(Message):
 
 
 class PollFailed(Message):
-    """A poll failed (connection lost, timeout, ...): the reason in one line."""
+    """A poll failed: `kind` is what the header says (disconnected, timed out, error)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kind: str = "disconnected") -> None:
         super().__init__()
         self.reason = reason
+        self.kind = kind

@@ -14,17 +14,22 @@ from dashboard.models import Snapshot
 class LinkState:
     """What the header says about the connection."""
 
-    kind: str  # connecting, live, slow, paused, disconnected, static
+    kind: str  # connecting, live, slow, paused, static; disconnected, timed out, blocked, error
     detail: str = ""  # short, shown next to the state: "retrying in 4s"
     reason: str = ""  # long, shown last: the error that broke the poll
 
 
+FRESH = ("connecting", "live", "slow", "paused", "static")
 STYLES = {
     "connecting": "bold yellow",
     "live": "bold green",
     "slow": "bold yellow",
     "paused": "bold cyan",
     "disconnected": "bold white on red",
+    "timed out": "bold black on yellow",
+    "blocked": "bold black on yellow",
+    "error": "bold white on red",
+    "internal error": "bold white on red",
     "static": "bold",
 }
 
@@ -44,7 +49,7 @@ class StatusBar(Static):
         text.append(" on ", "dim")
         text.append(where)
         if snap is not None:
-            text.append(f"  {'last data' if link.kind == 'disconnected' else 'at'} "
+            text.append(f"  {'at' if link.kind in FRESH else 'last data'} "
                         f"{snap.taken_at:%H:%M:%S}", "dim")
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
         if read_only:
