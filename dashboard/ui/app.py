@@ -1,0 +1,280 @@
+"""QueuetopApp: the live dashboard over monitor.collect()."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+
+from dashboard import db
+from dashboard.models import QueueSpec, Snapshot
+from dashboard.ui.history import History
+from dashboard.ui.poller import PollingMixin
+from dashboard.ui.screens.detail import DetailScreen
+from dashboard.ui.screens.help import HelpScreen, keys_text
+from dashboard.ui.widgets.difftable import DiffTable
+from dashboard.ui.widgets.plots import (
+    DepthPlot,
+    HistoryPlot,
+    OldestReadyPlot,
+    ThroughputPlot,
+    WaitingPlot,
+)
+from dashboard.ui.widgets.state_panel import StatePanel
+from dashboard.ui.widgets.status import LinkState, StatusBar
+from dashboard.ui.widgets.tables import IdleTable, LocksTable, StaleLeaseTable, WaitingTable
+
+PANEL_KEYS = Binding.Group("Panels", compact=True)
+SPEED_KEYS = Binding.Group("Speed")
+INTERVALS = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# (pane id, table id, table class) in tab order; keys 1-4 follow it
+PANELS = (
+    ("tab-locks", "locks", LocksTable),
+    ("tab-waiting", "waiting", WaitingTable),
+    ("tab-idle", "idle", IdleTable),
+    ("tab-stale", "stale", StaleLeaseTable),
+)
+
+
+class QueuetopApp(PollingMixin, App):
+    """The main screen: header, state panel, history plots, and four diffed tables.
+
+    `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a
+    database. `read_only` and `loadgen` are for the recovery actions and the load generator.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "queuetop"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
+        Binding("question_mark,f1", "help", "Help", key_display="?",
+                tooltip="Show every key binding"),
+        Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
+        Binding("r", "refresh_now", "Poll", tooltip="Poll now"),
+        Binding("plus,equals_sign", "faster", "Faster", key_display="+",
+                tooltip="Refresh more often", group=SPEED_KEYS),
+        Binding("minus", "slower", "Slower", key_display="-", tooltip="Refresh less often",
+                group=SPEED_KEYS),
+        Binding("l", "toggle_lock_filter", "Filter",
+                tooltip="Locks view: queue table only / whole database"),
+        Binding("1", "show_panel('locks')", "Locks", tooltip="Focus the locks table",
+                group=PANEL_KEYS),
+        Binding("2", "show_panel('waiting')", "Waiting", tooltip="Focus the waiting sessions",
+                group=PANEL_KEYS),
+        Binding("3", "show_panel('idle')", "Idle",
+                tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
+        Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
+                group=PANEL_KEYS),
+    ]
+
+    def __init__(
+        self,
+        spec: QueueSpec | None = None,
+        dsn: str | None = None,
+        *,
+        interval: float = 2.0,
+        read_only: bool = False,
+        loadgen: Any = None,
+        snapshots: Sequence[Snapshot] = (),
+        poll: bool = True,
+    ) -> None:
+        super().__init__()
+        self.spec = spec
+        self.dsn = dsn
+        self.interval = interval
+        self.read_only = read_only
+        self.loadgen = loadgen
+        self.history = History()
+        self.snapshot: Snapshot | None = None
+        self.polling_enabled = poll and spec is not None and dsn is not None
+        self.paused = False
+        self.link = LinkState("connecting" if self.polling_enabled else "static")
+        self.polls_started = 0
+        self.snapshots_applied = 0
+        self.failures = 0
+        self._initial = tuple(snapshots)
+        self._conn: psycopg.Connection | None = None
+        self._timer: Timer | None = None
+        self._in_flight = False
+        self._seen_warnings: set[str] = set()
+        self._new_timeouts = False
+
+    # --- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="top"):
+            state = StatePanel(id="state")
+            state.border_title = "Queue state: rows per role"
+            yield state
+            with Grid(id="plots"):
+                yield DepthPlot(self.history, id="plot-depth")
+                yield ThroughputPlot(self.history, id="plot-throughput")
+                yield OldestReadyPlot(self.history, id="plot-oldest")
+                yield WaitingPlot(self.history, id="plot-waiting")
+        with TabbedContent(id="tables"):
+            for pane_id, table_id, cls in PANELS:
+                with TabPane(cls.TITLE, id=pane_id):
+                    yield cls(id=table_id)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self._fit_layout(self.size.width, self.size.height)
+        for snap in self._initial:
+            self.apply_snapshot(snap)
+        self._render_chrome()
+        self._start_poll()
+
+    def on_unmount(self) -> None:
+        if not self._in_flight:  # an in-flight poll ends within its statement timeout
+            self._drop_connection()
+
+    def on_resize(self, event) -> None:
+        self._fit_layout(event.size.width, event.size.height)
+
+    def _fit_layout(self, width: int, height: int) -> None:
+        """Small terminals keep the tables and one plot; tall ones give the plots room."""
+        self.screen.set_class(width < 110 or height < 32, "-compact")
+        self.screen.set_class(height >= 45, "-tall")
+        if self.snapshot is not None:
+            self._label_tabs()
+
+    def table(self, table_id: str) -> DiffTable:
+        return self.query_one(f"#{table_id}", DiffTable)
+
+    @property
+    def stale_table(self) -> StaleLeaseTable:
+        return self.query_one("#stale", StaleLeaseTable)
+
+    def selected_job_ids(self) -> list:
+        """Job ids the operator marked in the stale-lease table."""
+        return self.stale_table.selected_job_ids()
+
+    # --- applying a snapshot -----------------------------------------------------------------
+
+    def apply_snapshot(self, snap: Snapshot) -> None:
+        """Update every widget from one snapshot (the benchmark times this)."""
+        self.snapshot = snap
+        self.history.add(snap)
+        self.snapshots_applied += 1
+        self.query_one(StatePanel).show(snap, self.spec)
+        for plot in self.query(HistoryPlot):  # hidden ones too: a resize may show them
+            plot.replot()
+        for _, table_id, _ in PANELS:
+            self.table(table_id).update_from(snap)
+        self._label_tabs()
+        for warning in snap.warnings:
+            if warning not in self._seen_warnings:
+                self._seen_warnings.add(warning)
+                self.notify(warning, title="queue spec", severity="warning", timeout=8)
+        self._render_chrome()
+
+    def _render_chrome(self) -> None:
+        snap = self.snapshot
+        if snap is not None:
+            where = f"{snap.server.user}@{snap.server.address}/{snap.server.database}"
+        else:
+            where = db.safe_dsn(self.dsn) if self.dsn else "libpq defaults"
+        queue = snap.queue if snap else (str(self.spec.table) if self.spec else "-")
+        self.query_one(StatusBar).show(where=where, queue=queue, interval=self.interval,
+                                       link=self.link, snap=snap, read_only=self.read_only)
+        self.query_one(StatePanel).show(snap, self.spec)
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused:
+            self._cancel_timer()
+            self.link = LinkState("paused")
+        else:
+            self.link = LinkState("live" if self.snapshot else "connecting")
+            self._start_poll()
+        self._render_chrome()
+
+    def action_refresh_now(self) -> None:
+        self._start_poll()
+
+    def _set_interval(self, step: int) -> None:
+        here = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
+        new = INTERVALS[max(0, min(len(INTERVALS) - 1, here + step))]
+        if new == self.interval:
+            return
+        self.interval = new
+        # statement timeouts follow the interval: the next poll reconnects with new ones
+        self._new_timeouts = True
+        if not self._in_flight:
+            self._arm(min(new, 0.2))
+        self._render_chrome()
+
+    def action_faster(self) -> None:
+        self._set_interval(-1)
+
+    def action_slower(self) -> None:
+        self._set_interval(+1)
+
+    def action_toggle_lock_filter(self) -> None:
+        locks = self.query_one(LocksTable)
+        locks.queue_only = not locks.queue_only
+        if self.snapshot is not None:
+            self.apply_lock_filter()
+        self.notify(f"locks: {locks.describe()}", timeout=2)
+
+    def apply_lock_filter(self) -> None:
+        self.query_one(LocksTable).update_from(self.snapshot)
+        self._label_tabs()
+
+    def _label_tabs(self) -> None:
+        """Tab labels name the table and count its rows; short ones on small terminals."""
+        compact = self.screen.has_class("-compact")
+        tabs = self.query_one(TabbedContent)
+        for pane_id, table_id, _ in PANELS:
+            table = self.table(table_id)
+            title = table.SHORT_TITLE if compact else table.TITLE
+            if table_id == "locks":
+                title = f"{title} ({table.describe()})"
+            tabs.get_tab(pane_id).label = f"{title} {len(table.items)}"
+
+    def action_show_panel(self, table_id: str) -> None:
+        pane_id = next(p for p, t, _ in PANELS if t == table_id)
+        self.query_one(TabbedContent).active = pane_id
+        self.table(table_id).focus()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.binding_sections()))
+
+    def binding_sections(self) -> list[tuple[str, Iterable]]:
+        return [
+            ("dashboard", self.BINDINGS),
+            ("stale leases", StaleLeaseTable.BINDINGS),
+            ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
+                        Binding("up,down,pageup,pagedown", "move", "Move the cursor")]),
+            ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
+        ]
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        for table in event.pane.query(DiffTable):
+            table.flush()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        table = event.data_table
+        if not isinstance(table, DiffTable):
+            return
+        item = table.items.get(event.row_key.value)
+        if item is not None:
+            self.push_screen(DetailScreen(table.TITLE, item))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for b in self.BINDINGS:
+            if b.action in ("quit",):
+                continue
+            yield SystemCommand(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
+                                lambda action=b.action: self.call_later(self.run_action, action))

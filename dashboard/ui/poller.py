@@ -1,0 +1,118 @@
+"""Polling: one thread worker per poll, the next armed when the last one ends."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import errors
+from textual import work
+from textual.timer import Timer
+from textual.worker import Worker, WorkerState
+
+from dashboard import db, monitor
+from dashboard.errors import UserError
+from dashboard.ui.messages import PollFailed, SnapshotReady
+from dashboard.ui.widgets.status import LinkState
+
+MAX_BACKOFF_S = 10.0
+
+
+def _one_line_error(exc: BaseException) -> str:
+    if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
+        exc = exc.__cause__  # the driver's reason, without the command-line advice
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class PollingMixin:
+    """Polls monitor.collect for QueuetopApp; a slow or locked database never stacks polls.
+
+    Expects on the app: dsn, spec, interval, paused, polling_enabled, link, snapshot,
+    polls_started, snapshots_applied, failures, _conn, _timer, _in_flight, _new_timeouts,
+    apply_snapshot() and _render_chrome().
+    """
+
+    _conn: psycopg.Connection | None
+    _timer: Timer | None
+
+    def _timeout_ms(self) -> int:
+        return max(200, int(self.interval * 1000 * 0.8))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
+    def poll(self) -> None:
+        """One poll on the monitor connection, opened (again) if needed."""
+        try:
+            if self._new_timeouts:
+                self._new_timeouts = False
+                self._drop_connection()
+            if self._conn is None or self._conn.closed:
+                self._conn = db.connect_monitor(self.dsn, timeout_ms=self._timeout_ms())
+            snap = monitor.collect(self._conn, self.spec)
+        except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
+            self.post_message(PollFailed(_one_line_error(exc), "timed out"))
+            return
+        except errors.LockNotAvailable as exc:  # lock timeout: e.g. a LOCK TABLE on the queue
+            self.post_message(PollFailed(_one_line_error(exc), "blocked"))
+            return
+        except (psycopg.OperationalError, UserError, OSError) as exc:
+            self._drop_connection()
+            self.post_message(PollFailed(_one_line_error(exc), "disconnected"))
+            return
+        except psycopg.Error as exc:  # e.g. the queue table was dropped or renamed
+            self._drop_connection()
+            self.post_message(PollFailed(_one_line_error(exc), "error"))
+            return
+        self.post_message(SnapshotReady(snap))
+
+    def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except psycopg.Error:  # already broken; closing is best effort
+                pass
+
+    def _start_poll(self) -> None:
+        if self._in_flight or not self.polling_enabled:
+            return
+        self._cancel_timer()
+        self._in_flight = True
+        self.polls_started += 1
+        self.poll()
+
+    def _arm(self, delay: float) -> None:
+        """The next poll starts `delay` after the last one ended, never on top of it."""
+        self._cancel_timer()
+        if not self.paused and self.polling_enabled:
+            self._timer = self.set_timer(delay, self._start_poll)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "poll":
+            return
+        if event.state == WorkerState.ERROR:  # a bug, not the database: show it, keep going
+            self._in_flight = False
+            self.post_message(PollFailed(_one_line_error(event.worker.error), "internal error"))
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self._in_flight = False
+        self.failures = 0
+        snap = message.snapshot
+        slow = snap.elapsed_ms > self.interval * 1000 * 0.5
+        self.link = LinkState("slow", f"poll took {snap.elapsed_ms:.0f} ms") if slow \
+            else LinkState("live")
+        if self.paused:
+            self.link = LinkState("paused")
+        self.apply_snapshot(snap)
+        self._arm(self.interval)
+
+    def on_poll_failed(self, message: PollFailed) -> None:
+        self._in_flight = False
+        self.failures += 1
+        delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
+        self.link = LinkState(message.kind, f"retrying in {delay:g}s", message.reason)
+        self._render_chrome()
+        self._arm(delay)

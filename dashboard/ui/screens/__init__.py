@@ -1,0 +1,1 @@
+"""Screens pushed over the main screen: help and row details."""

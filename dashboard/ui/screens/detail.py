@@ -1,0 +1,58 @@
+"""The detail view of one table row: every field, the query whole."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from dashboard.report import age
+
+
+def _value(name: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ", timespec="seconds")
+    if isinstance(value, float) and name.endswith("_s"):
+        return f"{age(value)} ({value:.1f}s)"
+    if isinstance(value, tuple):
+        return " -> ".join(map(str, value)) if name == "chain" else ", ".join(map(str, value))
+    return str(value)
+
+
+def detail_table(item: Any) -> Table:
+    """Field / value of a dataclass row, long text wrapped, never cut."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for f in dataclasses.fields(item):
+        table.add_row(f.name, Text(_value(f.name, getattr(item, f.name))))
+    return table
+
+
+class DetailScreen(ModalScreen[None]):
+    """One row in full; Escape or Enter closes."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, item: Any) -> None:
+        super().__init__()
+        self.title_text = title
+        self.item = item
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-body") as body:
+            body.border_title = f"{self.title_text} (Escape closes)"
+            yield Static(detail_table(self.item))
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)

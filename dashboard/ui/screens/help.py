@@ -1,0 +1,59 @@
+"""The help screen: every binding of the app and of its panels, generated from BINDINGS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEY_NAMES = {"question_mark": "?", "equals_sign": "=", "plus": "+", "minus": "-",
+             "escape": "Esc", "enter": "Enter", "space": "Space", "ctrl+p": "Ctrl+P",
+             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1"}
+
+
+def keys_text(key: str) -> str:
+    """'question_mark,f1' -> '? F1'."""
+    return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in key.split(","))
+
+
+def binding_rows(sections: Iterable[tuple[str, Iterable]]) -> list[tuple[str, str, str]]:
+    """(section, keys, description) for every binding, in declaration order."""
+    rows = []
+    for section, bindings in sections:
+        for b in bindings:
+            b = b if isinstance(b, Binding) else Binding(*b)
+            rows.append((section, keys_text(b.key), b.tooltip or b.description))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists every binding; Escape, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close help")]
+
+    def __init__(self, sections: list[tuple[str, Iterable]]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, expand=False, show_header=True, header_style="bold")
+        table.add_column("panel", style="dim", no_wrap=True)
+        table.add_column("keys", style="bold", no_wrap=True)
+        table.add_column("does")
+        for section, keys, text in binding_rows(self.sections):
+            table.add_row(section, keys, text)
+        with VerticalScroll(id="help-body") as body:
+            body.border_title = "Keys (Escape closes)"
+            yield Static(table)
+            yield Static(
+                "\nRows: Enter shows the whole row (query untruncated). Tables keep the "
+                "cursor and marks by pid or job id across refreshes. '~' marks planner "
+                "estimates; 'locked' counts rows row-locked right now.", classes="help-note")
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(result)

@@ -1,0 +1,59 @@
+"""The header line: where queuetop looks, how often, and whether the connection is live."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from dashboard.models import Snapshot
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """What the header says about the connection."""
+
+    kind: str  # connecting, live, slow, paused, static; disconnected, timed out, blocked, error
+    detail: str = ""  # short, shown next to the state: "retrying in 4s"
+    reason: str = ""  # long, shown last: the error that broke the poll
+
+
+FRESH = ("connecting", "live", "slow", "paused", "static")
+STYLES = {
+    "connecting": "bold yellow",
+    "live": "bold green",
+    "slow": "bold yellow",
+    "paused": "bold cyan",
+    "disconnected": "bold white on red",
+    "timed out": "bold black on yellow",
+    "blocked": "bold black on yellow",
+    "error": "bold white on red",
+    "internal error": "bold white on red",
+    "static": "bold",
+}
+
+
+class StatusBar(Static):
+    """One line: server, database, queue table, refresh interval, connection state."""
+
+    def show(self, *, where: str, queue: str, interval: float, link: LinkState,
+             snap: Snapshot | None, read_only: bool) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" queuetop ", "bold reverse")
+        state = link.kind + (f", {link.detail}" if link.detail else "")
+        text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
+        text.append(f" every {interval:g}s ", "dim")
+        text.append(" queue ", "dim")
+        text.append(queue, "bold")
+        text.append(" on ", "dim")
+        text.append(where)
+        if snap is not None:
+            text.append(f"  {'at' if link.kind in FRESH else 'last data'} "
+                        f"{snap.taken_at:%H:%M:%S}", "dim")
+            text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
+        if read_only:
+            text.append("  read-only", "italic")
+        if link.reason:
+            text.append(f"  {link.reason}", "red")
+        self.update(text)

@@ -1,0 +1,204 @@
+"""The four tables of the main screen: locks, waiting sessions, idle transactions, stale leases."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.text import Text
+from textual.binding import Binding
+
+from dashboard.models import LockInfo, Snapshot, StaleLease, WaitingSession
+from dashboard.report import age
+from dashboard.ui.widgets.difftable import Col, DiffTable
+
+QUERY_WIDTH = 60
+ALIVE = {True: "yes", False: "NO", None: "?"}
+
+
+def _dash(value: object) -> object:
+    return "-" if value is None else value
+
+
+class LocksTable(DiffTable):
+    """Live locks, grouped by session, lock and relation; queue table only or whole database."""
+
+    TITLE = "Locks"
+    SHORT_TITLE = "Locks"
+    COLUMNS = (
+        Col("pid", "pid", 7), Col("granted", "held", 4), Col("mode", "mode", 19),
+        Col("type", "type", 8), Col("relation", "relation", 20), Col("app", "application", 12),
+        Col("n", "n", 3), Col("wait", "waiting", 7), Col("query", "query", QUERY_WIDTH),
+    )
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.queue_only = True
+
+    def describe(self) -> str:
+        return "queue table" if self.queue_only else "whole db"
+
+    def update_from(self, snap: Snapshot) -> None:
+        locks = [lk for lk in snap.locks if lk.on_queue_table or not self.queue_only]
+        groups: Counter[tuple] = Counter()
+        first: dict[tuple, LockInfo] = {}
+        for lk in locks:
+            key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted)
+            groups[key] += 1
+            first.setdefault(key, lk)
+        # waiting locks first, then by pid
+        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1], k[2], k[3] or ""))
+        rows = []
+        for key in ordered:
+            lk = first[key]
+            rows.append((
+                "|".join(map(str, key)), lk,
+                (lk.pid, "yes" if lk.granted else "WAIT", lk.mode, lk.locktype,
+                 _dash(lk.relation), lk.application_name, groups[key],
+                 "" if lk.wait_s is None else age(lk.wait_s), lk.query),
+            ))
+        self.set_rows(rows)
+
+
+class WaitingTable(DiffTable):
+    """Waiting sessions as blocker -> waiters: each root blocker, its waiters indented below."""
+
+    TITLE = "Waiting sessions"
+    SHORT_TITLE = "Waiting"
+    COLUMNS = (
+        Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9),
+        Col("what", "state / wait event", 19), Col("app", "application", 14),
+        Col("query", "query", QUERY_WIDTH),
+    )
+
+    def update_from(self, snap: Snapshot) -> None:
+        children: dict[int, list[WaitingSession]] = {}
+        waiters = {w.pid: w for w in snap.waiting}
+        roots: list[int] = []
+        for w in sorted(snap.waiting, key=lambda w: (-(w.wait_s or 0.0), w.pid)):
+            chain = w.chain or (w.blocked_by[0] if w.blocked_by else w.pid, w.pid)
+            parent = chain[-2] if len(chain) > 1 else None
+            if parent is None or parent == w.pid:
+                roots.append(w.pid)
+                continue
+            children.setdefault(parent, []).append(w)
+            if chain[0] not in waiters and chain[0] not in roots:
+                roots.append(chain[0])
+        blockers = {b.pid: b for b in snap.blockers}
+        rows: list[tuple] = []
+        seen: set[int] = set()
+
+        def visit(pid: int, depth: int) -> None:
+            if pid in seen:
+                return
+            seen.add(pid)
+            key = f"s{pid}"
+            if depth == 0 and pid not in waiters:
+                b = blockers.get(pid)
+                rows.append((key, b, (
+                    f"{pid} blocks {len(children.get(pid, []))}",
+                    age(b.xact_age_s) if b else "-", b.state if b else "?",
+                    b.application_name if b else "?", b.query if b else "",
+                )))
+            else:
+                w = waiters[pid]
+                label = "  " * max(depth - 1, 0) + ("└ " if depth else "") + str(pid)
+                rows.append((key, w, (label, age(w.wait_s), w.wait_event, w.application_name,
+                                      w.query)))
+            for child in children.get(pid, []):
+                visit(child.pid, depth + 1)
+
+        for root in roots:
+            visit(root, 0)
+        for pid in waiters:  # cycles: show what the walk did not reach
+            visit(pid, 1)
+        self.set_rows(rows)
+
+
+class IdleTable(DiffTable):
+    """Sessions idle in a transaction, oldest transaction first, with their xmin age."""
+
+    TITLE = "Idle in transaction"
+    SHORT_TITLE = "Idle xact"
+    COLUMNS = (
+        Col("pid", "pid", 7), Col("xact", "xact age", 8), Col("idle", "idle", 8),
+        Col("xmin", "xmin age", 9), Col("locks", "locks", 5), Col("app", "application", 14),
+        Col("user", "user", 10), Col("query", "last query", QUERY_WIDTH),
+    )
+
+    def update_from(self, snap: Snapshot) -> None:
+        # pg_stat_activity is not read atomically: xact_start can be NULL for a moment
+        idle = sorted(snap.idle_in_transaction, key=lambda i: (-(i.xact_age_s or 0.0), i.pid))
+        self.set_rows([
+            (f"p{i.pid}", i, (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age),
+                              i.locks_held, i.application_name, i.user, i.query))
+            for i in idle
+        ])
+
+
+class StaleLeaseTable(DiffTable):
+    """Stale leases, most overdue first; the operator marks rows with space for recovery."""
+
+    TITLE = "Stale leases"
+    SHORT_TITLE = "Stale leases"
+    BINDINGS = [
+        Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the stale lease"),
+        Binding("a", "mark_all", "Mark all", tooltip="Mark every stale lease shown"),
+        Binding("u", "clear_marks", "Unmark all", tooltip="Clear every mark"),
+    ]
+    COLUMNS = (
+        Col("id", "job id", 9), Col("mark", "✓", 1), Col("overdue", "overdue", 7),
+        Col("worker", "worker", 12), Col("alive", "alive", 5), Col("token", "token", 5),
+        Col("attempts", "tries", 5), Col("started", "started at", 10), Col("status", "status", 8),
+    )
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.marked: set[str] = set()
+        self._snap: Snapshot | None = None
+
+    def update_from(self, snap: Snapshot) -> None:
+        self._snap = snap
+        leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
+        # a job that is no longer stale loses its mark: it must not be recovered by surprise
+        self.marked &= {str(s.id) for s in leases}
+        self.set_rows([self._row(s, snap) for s in leases])
+
+    def _row(self, s: StaleLease, snap: Snapshot) -> tuple:
+        # a clock time, not an age: it does not change on every poll (the detail has the date)
+        started = f"{s.started_at:%H:%M:%S}" if s.started_at else "-"
+        key = str(s.id)
+        return (key, s, (s.id, "●" if key in self.marked else "", age(s.overdue_s),
+                         _dash(s.worker), ALIVE[s.worker_alive], _dash(s.lease_token),
+                         _dash(s.attempts), started, s.status))
+
+    def selected_job_ids(self) -> list:
+        """The ids of the marked stale leases, in table order."""
+        return [self.items[k].id for k in self.items if k in self.marked]
+
+    def selected_leases(self) -> list[StaleLease]:
+        """The marked leases as observed (state, token): what a guarded action needs."""
+        return [self.items[k] for k in self.items if k in self.marked]
+
+    def _refresh_marks(self) -> None:
+        for key, raw in self._raw.items():
+            mark = "●" if key in self.marked else ""
+            if raw[1] != mark:
+                self.update_cell(key, "mark", Text(mark))
+                self._raw[key] = (raw[0], mark, *raw[2:])
+
+    def action_toggle_mark(self) -> None:
+        key = self.cursor_key()
+        if key is None:
+            return
+        self.marked ^= {key}
+        self._refresh_marks()
+        if self.cursor_row < self.row_count - 1:
+            self.move_cursor(row=self.cursor_row + 1)
+
+    def action_mark_all(self) -> None:
+        self.marked = set(self.items)
+        self._refresh_marks()
+
+    def action_clear_marks(self) -> None:
+        self.marked.clear()
+        self._refresh_marks()

