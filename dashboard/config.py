@@ -279,13 +279,25 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
 
 
 def state_warnings(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...]:
-    """Spec values that match no row, and raw values that no role claims."""
-    warnings = []
-    for role in ROLES:
-        for value in spec.values(role):
-            if by_status and value not in by_status and spec.source != "flags":
-                warnings.append(f"{role} value {value!r} matches no row")
-    for raw in by_status:
-        if spec.role_of(raw) is None:
-            warnings.append(f"status value {raw!r} is not mapped to any role in the queue spec")
-    return tuple(warnings)
+    """Raw values present in the table that no role claims: rows the dashboard cannot place."""
+    return tuple(
+        f"status value {raw!r} ({n} rows) is not mapped to any role in the queue spec"
+        for raw, n in by_status.items()
+        if spec.role_of(raw) is None
+    )
+
+
+def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...]:
+    """Spec values that match no row right now: often a typo, so worth one warning at start.
+
+    Not an error, and not repeated on every poll: a healthy queue may simply have no
+    failed jobs yet.
+    """
+    if not by_status or spec.source == "flags":
+        return ()
+    return tuple(
+        f"{role} value {value!r} matches no row in {spec.table}"
+        for role in ROLES
+        for value in spec.values(role)
+        if value not in by_status
+    )

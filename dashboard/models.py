@@ -163,7 +163,7 @@ class IdleTransaction:
     backend_start: datetime | None
     application_name: str
     user: str
-    xact_age_s: float
+    xact_age_s: float | None  # None for an aborted transaction without xact_start
     idle_s: float
     locks_held: int
     xmin_age: int | None

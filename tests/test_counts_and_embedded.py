@@ -55,6 +55,13 @@ def test_embedded_server_lifecycle(tmp_path, monkeypatch, capsys):
         assert main(["db", "stop"]) == 0
     assert "stopped" in capsys.readouterr().out
     assert main(["db", "status"]) == 3
+    # Started again in the same process, it really runs (the package caches handles).
+    try:
+        again = db.start_embedded()
+        with psycopg.connect(again) as conn:
+            assert conn.execute("SELECT 2").fetchone() == (2,)
+    finally:
+        db.stop_embedded()
 
 
 def test_dsn_resolution_order(monkeypatch):

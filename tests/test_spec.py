@@ -102,10 +102,13 @@ def test_build_spec_refuses_file_and_preset(tmp_path):
 
 def test_state_warnings():
     spec = config.load_preset("node-jobs")
-    warnings = config.state_warnings(spec, {"pending": 3, "archived": 1})
-    assert "status value 'archived' is not mapped to any role in the queue spec" in warnings
-    assert "running value 'processing' matches no row" in warnings
-    assert not any("'pending'" in w for w in warnings)
+    by_status = {"pending": 3, "archived": 1}
+    assert config.state_warnings(spec, by_status) == (
+        "status value 'archived' (1 rows) is not mapped to any role in the queue spec",)
+    unmatched = config.unmatched_values(spec, by_status)
+    assert "running value 'processing' matches no row in jobs" in unmatched
+    assert not any("'pending'" in w for w in unmatched)
+    assert config.unmatched_values(spec, {}) == ()  # an empty table says nothing
 
 
 def test_wait_chain_follows_first_blocker_to_the_root():

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from dashboard import monitor, report
+import sys
+
+from dashboard import config, monitor, report
 from dashboard.cli.common import connection_options, open_queue, queue_options
 
 
@@ -19,5 +21,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
     _, conn, spec = open_queue(args)
     with conn:
         snap = monitor.collect(conn, spec)
+    for warning in config.unmatched_values(spec, snap.by_status):
+        print(f"queuetop: warning: {warning}", file=sys.stderr)
     print(report.snapshot_json(snap) if args.json else report.snapshot_text(snap))
     return 0
