@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import sys
 
 from dashboard import config, monitor, report
