@@ -10,11 +10,11 @@ import sys
 
 import psycopg
 
-from dashboard.cli import db_commands, snapshot_command
+from dashboard.cli import db_commands, load_command, snapshot_command
 from dashboard.cli.common import EXIT_USAGE, OneLineParser
 from dashboard.errors import UserError
 
-COMMAND_MODULES = (db_commands, snapshot_command)
+COMMAND_MODULES = (db_commands, snapshot_command, load_command)
 
 
 def build_parser() -> OneLineParser:
