@@ -182,3 +182,27 @@ def test_load_cli_json_and_refusal_of_a_user_table(dsn, capsys):
         conn.execute("CREATE TABLE my_jobs (id serial PRIMARY KEY, status text)")
     assert main(["load", "--dsn", dsn, "--table", "my_jobs"]) == 2
     assert "--yes-write-to-my-table" in capsys.readouterr().err
+
+
+def test_nowait_and_batch_claims_finish_every_job_exactly_once(dsn, demo_spec):
+    for settings in (LoadSettings(workers=3, prefill=40, work_ms=3, strategy="nowait",
+                                  hold_tx=True),
+                     LoadSettings(workers=2, prefill=100, work_ms=1, batch=5)):
+        gen = LoadGenerator(dsn, demo_spec, settings)
+        stats = run_until(gen, lambda s, n=settings.prefill: s.totals["completed"] >= n)
+        assert stats.totals["claimed"] == stats.totals["completed"] == settings.prefill
+        assert stats.double_claims == 0
+        if settings.strategy == "nowait":
+            assert stats.totals["lock_errors"] > 0  # the held first row fails fast, then retries
+        else:
+            assert stats.totals["claims"] <= 30  # five jobs per claim, the tail fewer
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM queuetop_demo.jobs "
+                                "WHERE status <> 'done' OR attempts <> 1").fetchone()[0] == 0
+            conn.execute("DELETE FROM queuetop_demo.jobs")
+
+
+def test_the_load_generator_runs_without_the_ui_toolkit():
+    code = ("import sys, dashboard.loadgen, dashboard.cli; "
+            "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]")
+    subprocess.run([sys.executable, "-c", code], check=True)
