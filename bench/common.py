@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -41,20 +42,34 @@ def fresh_demo(dsn: str, jobs: int) -> QueueSpec:
     return spec
 
 
+def process_cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of a live process (Linux /proc); 0 where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def loadgen_throughput(dsn: str, spec: QueueSpec, settings: LoadSettings,
-                       seconds: float) -> tuple[float, int]:
-    """Completed jobs per second over `seconds` once every worker is connected; lock waits."""
+                       seconds: float) -> tuple[float, int, float]:
+    """Completed jobs/s over `seconds` once every worker is connected; lock waits; the
+    workers' CPU microseconds per completed job."""
     with LoadGenerator(dsn, spec, settings, rescue_expired=False) as gen:
         while gen.stats().live_workers < settings.workers:
             if gen.stats().errors:
                 raise SystemExit(gen.stats().errors[0])
             time.sleep(0.05)
         time.sleep(0.3)  # past the first prepared statements
+        pids = [w.pid for w in gen.stats().workers]
         first, t0 = gen.stats(), time.monotonic()
+        cpu0 = sum(process_cpu_s(pid) for pid in pids)
         time.sleep(seconds)
         last, t1 = gen.stats(), time.monotonic()
+        cpu1 = sum(process_cpu_s(pid) for pid in pids)
     done = last.totals["completed"] - first.totals["completed"]
     waits = last.totals["lock_waits"] - first.totals["lock_waits"]
     if gen.stats().double_claims:
         raise SystemExit(f"double claims: {gen.stats().errors}")
-    return done / (t1 - t0), waits
+    return done / (t1 - t0), waits, (cpu1 - cpu0) / max(done, 1) * 1e6

@@ -38,7 +38,7 @@ def main() -> None:
                 spec = fresh_demo(dsn, int(n * one_per_w * (args.seconds + 10)) + 100)
                 settings = LoadSettings(workers=n, strategy=strategy, hold_tx=True,
                                         work_ms=args.work_ms)
-                cells.append(loadgen_throughput(dsn, spec, settings, args.seconds))
+                cells.append(loadgen_throughput(dsn, spec, settings, args.seconds)[:2])
             rows.append((n, cells))
     print(f"hold-transaction mode, work W = {args.work_ms:g} ms (1/W = {one_per_w:.0f} jobs/s), "
           f"{args.seconds:g}s per cell; jobs/s (claims that waited on a row lock)")

@@ -65,7 +65,7 @@ def test_summary_has_exactly_the_issue_keys():
         live_workers=0, producer_paused=False, rate=0.0, elapsed_s=2.0,
         totals={k: 4 for k in ("claimed", "completed", "failed", "dead", "lock_waits",
                                "lock_errors", "empty_claims")},
-        crashed=1, double_claims=0, enqueued=4, claims_per_s=0, completions_per_s=0,
+        crashed=1, double_claims=0, enqueued=4, rescued=0, claims_per_s=0, completions_per_s=0,
         latency=Latency(1.0, 2.0, 3.0))
     doc = summary(snap, "nowait", 2)
     assert list(doc) == ["strategy", "workers", "duration_s", "claimed", "completed", "failed",

@@ -162,7 +162,9 @@ class LoadGenerator:
                 producer_paused=bool(producer and producer.paused),
                 rate=producer.rate if producer else s.rate,
                 elapsed_s=max(0.0, end - book.started) if self._clock_started else 0.0,
-                totals=dict(book.totals), crashed=book.crashed,
+                totals={**book.totals, "dead": book.totals["dead"]
+                        + (producer.rescued_dead if producer else 0)},
+                crashed=book.crashed, rescued=producer.rescued if producer else 0,
                 double_claims=book.ledger.double_claims,
                 enqueued=book.enqueued + (producer.enqueued if producer else 0),
                 claims_per_s=claims_s, completions_per_s=completions_s,

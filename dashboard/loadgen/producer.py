@@ -29,13 +29,15 @@ def enqueue(conn: psycopg.Connection, queue_sql: QueueSql, n: int, payload_bytes
     return done
 
 
-def requeue_expired(conn: psycopg.Connection, queue_sql: QueueSql, stale_after_s: float) -> int:
-    """Hand expired leases back to ready (token advanced); returns how many."""
+def requeue_expired(conn: psycopg.Connection, queue_sql: QueueSql,
+                    stale_after_s: float) -> tuple[int, int]:
+    """Hand expired leases back to ready (token advanced), or to the terminal state after
+    max_attempts; returns (rescued, of which now terminal)."""
     if queue_sql.requeue_expired is None:
-        return 0
+        return 0, 0
     rows = conn.execute(queue_sql.requeue_expired, queue_sql.params(
         stale_after_s=stale_after_s, limit=RESCUE_LIMIT)).fetchall()
-    return len(rows)
+    return len(rows), sum(1 for _, status in rows if status == queue_sql.values["terminal"])
 
 
 class Producer(threading.Thread):
@@ -50,6 +52,7 @@ class Producer(threading.Thread):
         self.paused = False
         self.enqueued = 0
         self.rescued = 0
+        self.rescued_dead = 0  # expired on their last attempt: terminal, not retried
         self.error: str | None = None
         self._halt = threading.Event()
 
@@ -78,5 +81,7 @@ class Producer(threading.Thread):
                 owed = 0.0
             last = now
             if self.rescue_every_s and now >= next_rescue:
-                self.rescued += requeue_expired(conn, self.sql, self.stale_after_s)
+                rescued, dead = requeue_expired(conn, self.sql, self.stale_after_s)
+                self.rescued += rescued
+                self.rescued_dead += dead
                 next_rescue = now + self.rescue_every_s

@@ -94,6 +94,7 @@ class LoadSnapshot:
     crashed: int
     double_claims: int
     enqueued: int
+    rescued: int  # expired leases the producer handed back (totals["dead"] has the terminal ones)
     claims_per_s: float  # over the last RATE_WINDOW_S
     completions_per_s: float
     latency: Latency  # claim statement latency over the whole run, in ms

@@ -8,7 +8,7 @@ token still works, with weaker fencing (worker name, or none).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from psycopg import sql
@@ -58,6 +58,18 @@ class QueueSql:
 
     def params(self, **extra: Any) -> dict[str, Any]:
         return {**self.values, **extra}
+
+    def rendered(self, context: Any) -> QueueSql:
+        """The same statements as bytes for `context` (a connection): composed once, not per
+        execution, and eligible for psycopg's query cache; a hot loop needs that."""
+
+        def render(stmt: Any) -> Any:
+            return stmt.as_bytes(context) if isinstance(stmt, sql.Composable) else stmt
+
+        return replace(
+            self, claims={name: render(stmt) for name, stmt in self.claims.items()},
+            **{f.name: render(getattr(self, f.name)) for f in fields(self)
+               if f.name not in ("claims", "values", "fenced_by")})
 
 
 def _state_values(spec: QueueSpec) -> dict[str, Any]:

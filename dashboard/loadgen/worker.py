@@ -24,6 +24,7 @@ from dashboard.loadgen.strategies import QueueSql, build
 from dashboard.models import QueueSpec
 
 FLUSH_EVERY_S = 0.1
+POLL_EVERY_S = 0.01  # between busy jobs; idle and working waits poll anyway
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.2  # backoff when the queue is empty
 NOWAIT_BACKOFF_S = 0.002
 LOCK_ERRORS = (errors.LockNotAvailable, errors.DeadlockDetected, errors.QueryCanceled)
@@ -46,6 +47,7 @@ class Worker:
         self.stopping = False
         self.crash_next = False
         self.stall_for = 0.0
+        self.last_poll = 0.0
         self._reset_batch()
 
     # --- talking to the parent -----------------------------------------------------------
@@ -81,6 +83,7 @@ class Worker:
 
     def poll(self, timeout: float = 0.0) -> None:
         """Apply control messages; wait up to `timeout` for the first one."""
+        self.last_poll = time.monotonic()
         if not faults.parent_alive(self.parent_pid):
             faults.crash_now()
         while self.control.poll(timeout):
@@ -106,19 +109,21 @@ class Worker:
     def connect(self) -> None:
         self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.name,
                                     connect_timeout=5)
+        self.sql = self.sql.rendered(self.conn)
+        self.cur = self.conn.cursor()  # one cursor for the hot loop
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
             self.conn.execute("SET client_connection_check_interval = 1000")
 
     def params(self, **extra: Any) -> dict[str, Any]:
-        return self.sql.params(worker=self.name, lease_s=self.settings.lease_s, **extra)
+        return {**self.sql.values, "worker": self.name, "lease_s": self.settings.lease_s, **extra}
 
     def claim(self) -> list[tuple[Any, Any]]:
         s = self.settings
         started = time.perf_counter()
         try:
             claim = self.sql.claims[s.strategy]
-            rows = self.conn.execute(claim, self.params(batch=s.batch)).fetchall()
+            rows = self.cur.execute(claim, self.params(batch=s.batch)).fetchall()
         except LOCK_ERRORS:
             self.counts["lock_errors"] += 1
             if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -140,21 +145,21 @@ class Worker:
     def renew(self, job: Any, token: Any) -> None:
         if self.sql.renew is None:
             return
-        if self.conn.execute(self.sql.renew, self.params(id=job, token=token)).fetchone():
+        if self.cur.execute(self.sql.renew, self.params(id=job, token=token)).fetchone():
             self.counts["renewals"] += 1
 
     def finish(self, job: Any, token: Any) -> None:
         """Complete or fail one job: a short statement guarded by the lease token."""
         self.finished.append((job, token, time.time()))
         if faults.happens(self.rng, self.settings.fail_rate):
-            row = self.conn.execute(self.sql.fail, self.params(
+            row = self.cur.execute(self.sql.fail, self.params(
                 id=job, token=token, error=f"simulated failure in {self.name}")).fetchone()
             if row is None:
                 self.counts["fenced"] += 1
             else:
                 self.counts["failed"] += 1
                 self.counts["dead"] += row[0] == self.sql.values["terminal"]
-        elif self.conn.execute(self.sql.complete, self.params(id=job, token=token)).fetchone():
+        elif self.cur.execute(self.sql.complete, self.params(id=job, token=token)).fetchone():
             self.counts["completed"] += 1
         else:
             self.counts["fenced"] += 1
@@ -162,7 +167,7 @@ class Worker:
     def release(self, jobs: list[tuple[Any, Any]]) -> None:
         for job, token in jobs:
             self.finished.append((job, token, time.time()))
-            if self.conn.execute(self.sql.release, self.params(id=job, token=token)).fetchone():
+            if self.cur.execute(self.sql.release, self.params(id=job, token=token)).fetchone():
                 self.counts["released"] += 1
 
     # --- one turn of the loop ------------------------------------------------------------
@@ -204,7 +209,8 @@ class Worker:
             self.sleep(NOWAIT_BACKOFF_S if s.strategy == "nowait" else self.idle)
         else:
             self.idle = 0.0
-            self.poll()
+            if time.monotonic() - self.last_poll >= POLL_EVERY_S:
+                self.poll()
 
     def after_claim(self, jobs: list[tuple[Any, Any]]) -> None:
         """The crash knob: exit hard right after the claim committed, leaving a stale lease."""
@@ -220,7 +226,7 @@ class Worker:
         seconds, self.stall_for = self.stall_for, 0.0
         self.counts["stalls"] += 1
         with self.conn.transaction(force_rollback=True):
-            self.conn.execute(self.sql.claims["skip-locked"], self.params(batch=1)).fetchall()
+            self.cur.execute(self.sql.claims["skip-locked"], self.params(batch=1)).fetchall()
             self.sleep(seconds)
 
     def run(self) -> int:

@@ -13,4 +13,4 @@ SET {status} = CASE WHEN coalesce({attempts}, 0) >= %(max_attempts)s
                     ELSE %(ready)s::{status_type} END{requeue_set}
 FROM expired
 WHERE t.{id} = expired.id
-RETURNING t.{id}
+RETURNING t.{id}, t.{status}::text AS status
