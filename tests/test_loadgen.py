@@ -206,3 +206,22 @@ def test_the_load_generator_runs_without_the_ui_toolkit():
     code = ("import sys, dashboard.loadgen, dashboard.cli; "
             "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ctrl_c_stops_queuetop_load_with_a_summary_and_no_workers_left(dsn, demo_spec):
+    cmd = [sys.executable, "-m", "dashboard", "load", "--dsn", dsn, "--workers", "2",
+           "--duration", "60", "--rate", "50", "--work-ms", "20", "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_until(lambda: worker_sessions(dsn) == 2, timeout=30)
+        wait_until(lambda: by_state(dsn).get("done", 0) > 0, timeout=10)
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal sends it to the whole group
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert json.loads(out)["double_claims"] == 0
+    assert worker_sessions(dsn) == 0
+    assert by_state(dsn).get("running", 0) == 0  # in-flight jobs were handed back

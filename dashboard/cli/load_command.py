@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 
 from dashboard import config, db, schema
@@ -112,12 +114,23 @@ def finished(snap: LoadSnapshot, jobs: int | None, duration: float | None) -> bo
     return duration is not None and snap.elapsed_s >= duration
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """`kill` stops the run like Ctrl-C: workers release their jobs and a summary prints."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
 def run_load(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     dsn, spec = open_writable_queue(args)
     duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
     tty = sys.stderr.isatty()
     gen = LoadGenerator(dsn, spec, settings, rescue_expired=not args.no_rescue)
+    _stop_on_sigterm()
     gen.start()
     last_print = 0.0
     try:

@@ -9,6 +9,7 @@ on the parent, and dies with it (faults.die_with_parent).
 from __future__ import annotations
 
 import random
+import signal
 import time
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -260,6 +261,8 @@ def run_worker(k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSetti
                events: Any, control: Connection, parent_pid: int) -> None:
     """The target of each worker process."""
     faults.die_with_parent(parent_pid)
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides when we stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
     except psycopg.Error as exc:
