@@ -5,9 +5,10 @@
 """
 
 from dashboard.loadgen.pool import WORKER_PREFIX, LoadGenerator
-from dashboard.loadgen.settings import LIVE_KNOBS, LoadSettings
+from dashboard.loadgen.settings import DEMO_SETTINGS, LIVE_KNOBS, LoadSettings
 from dashboard.loadgen.stats import LoadSnapshot, WorkerStats, summary
 from dashboard.loadgen.strategies import STRATEGIES
 
-__all__ = ["LIVE_KNOBS", "STRATEGIES", "WORKER_PREFIX", "LoadGenerator", "LoadSettings",
+__all__ = ["DEMO_SETTINGS", "LIVE_KNOBS", "STRATEGIES", "WORKER_PREFIX", "LoadGenerator",
+           "LoadSettings",
            "LoadSnapshot", "WorkerStats", "summary"]

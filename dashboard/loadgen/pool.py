@@ -210,7 +210,13 @@ class LoadGenerator:
             row = conn.execute(queue_sql.last_worker_number, queue_sql.params()).fetchone()
             self._next_k = int(row[0]) + 1  # never reuse a name a live lease points at
             if s.prefill:
-                self._book.enqueued += enqueue(conn, queue_sql, s.prefill, s.payload_bytes)
+                try:
+                    self._book.enqueued += enqueue(conn, queue_sql, s.prefill, s.payload_bytes)
+                except psycopg.Error as exc:
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    raise RuntimeError(
+                        f"cannot enqueue jobs into {self.spec.table}: {first}; fill the queue "
+                        "yourself and run without --jobs and --rate") from exc
         self._producer = Producer(
             self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes,
             rescue_every_s=max(0.2, min(s.lease_s / 2, 5.0)) if self._rescue else None,

@@ -45,3 +45,7 @@ class LoadSettings:
     def live(self) -> dict[str, object]:
         """The knobs a worker re-reads when the controller changes them."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in LIVE_KNOBS}
+
+
+# What `queuetop demo` starts with: jobs flowing within seconds, contention one key away.
+DEMO_SETTINGS = LoadSettings(workers=4, prefill=300, rate=40.0, work_ms=80.0, lease_s=15.0)

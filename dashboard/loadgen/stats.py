@@ -19,7 +19,7 @@ COUNTERS = (
     "failed",  # failed attempts (retried or not)
     "dead",  # failed attempts that reached the terminal state
     "empty_claims",  # claim statements that returned nothing
-    "lock_waits",  # claim statements slower than LOCK_WAIT_MS: they queued on a row lock
+    "lock_waits",  # for-update claims slower than LOCK_WAIT_MS: they queued on a row lock
     "lock_errors",  # NOWAIT failures, lock timeouts, deadlocks
     "fenced",  # completions or failures refused because the lease moved on
     "renewals",  # lease heartbeats
