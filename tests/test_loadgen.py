@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import psycopg
 import pytest
@@ -225,3 +226,31 @@ def test_ctrl_c_stops_queuetop_load_with_a_summary_and_no_workers_left(dsn, demo
     assert json.loads(out)["double_claims"] == 0
     assert worker_sessions(dsn) == 0
     assert by_state(dsn).get("running", 0) == 0  # in-flight jobs were handed back
+
+
+def test_controller_knobs_act_on_a_running_generator(dsn, demo_spec):
+    gen = LoadGenerator(dsn, demo_spec, LoadSettings(workers=1, rate=100, work_ms=2, lease_s=5))
+    with gen:
+        wait_until(lambda: gen.stats().live_workers == 1, timeout=30)
+        gen.add_worker()
+        wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
+        gen.set_strategy("nowait")
+        gen.set_hold_tx(True)
+        assert gen.settings.strategy == "nowait" and gen.stats().hold_tx
+        first = {w.k for w in gen.stats().workers}
+        gen.crash_worker()
+        wait_until(lambda: gen.stats().crashed == 1 and gen.stats().live_workers == 2, timeout=30)
+        assert {w.k for w in gen.stats().workers} - first  # the replacement has a new K
+        gen.remove_worker()
+        wait_until(lambda: gen.stats().live_workers == 1 and len(gen.stats().workers) == 1,
+                   timeout=30)
+        gen.pause_producer()
+        wait_until(lambda: gen.stats().producer_paused, timeout=5)
+        enqueued = gen.stats().enqueued
+        time.sleep(0.5)
+        assert gen.stats().enqueued == enqueued
+        with pytest.raises(ValueError):
+            gen.set_knobs(workers=3)
+    stats = gen.stats()
+    assert not stats.running and stats.double_claims == 0 and not stats.errors
+    assert worker_sessions(dsn) == 0
