@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -24,11 +25,12 @@ def server(dsn: str | None) -> Iterator[str]:
     if dsn:
         yield dsn
         return
-    pgdata = Path(tempfile.mkdtemp(prefix="queuetop-bench-")) / "pgdata"
+    home = Path(tempfile.mkdtemp(prefix="queuetop-bench-"))
     try:
-        yield db.start_embedded(pgdata)
+        yield db.start_embedded(home / "pgdata")
     finally:
-        db.stop_embedded(pgdata)
+        db.stop_embedded(home / "pgdata")
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def fresh_demo(dsn: str, jobs: int) -> QueueSpec:

@@ -254,3 +254,12 @@ def test_controller_knobs_act_on_a_running_generator(dsn, demo_spec):
     stats = gen.stats()
     assert not stats.running and stats.double_claims == 0 and not stats.errors
     assert worker_sessions(dsn) == 0
+
+
+def test_a_heartbeat_keeps_long_jobs_from_being_rescued(dsn, demo_spec):
+    settings = LoadSettings(workers=2, prefill=4, work_ms=1200, lease_s=0.6)
+    stats = run_until(LoadGenerator(dsn, demo_spec, settings),
+                      lambda s: s.totals["completed"] >= 4, timeout=30)
+    assert stats.totals["renewals"] >= 4 and stats.totals["fenced"] == 0
+    assert stats.totals["claimed"] == 4 and stats.double_claims == 0
+    assert by_state(dsn) == {"done": 4}
