@@ -10,11 +10,23 @@ import sys
 
 import psycopg
 
-from dashboard.cli import action_commands, db_commands, snapshot_command, watch_commands
+from dashboard.cli import (
+    action_commands,
+    db_commands,
+    load_command,
+    snapshot_command,
+    watch_commands,
+)
 from dashboard.cli.common import EXIT_USAGE, OneLineParser
 from dashboard.errors import UserError
 
-COMMAND_MODULES = (db_commands, snapshot_command, watch_commands, action_commands)
+COMMAND_MODULES = (
+    db_commands,
+    snapshot_command,
+    watch_commands,
+    action_commands,
+    load_command,
+)
 
 
 def build_parser() -> OneLineParser:

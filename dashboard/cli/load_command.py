@@ -1,0 +1,162 @@
+"""`queuetop load`: run competing workers headless, print a live line and a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+
+from dashboard import config, db, schema
+from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.errors import UserError
+from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
+from dashboard.models import QueueSpec, TableName
+
+DEMO_TABLE = TableName("jobs", "queuetop_demo")
+DEFAULT_DURATION_S = 10.0
+LIVE_EVERY_S = 0.5
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "load", parents=[connection_options(), queue_options()],
+        help="run competing workers against the demo queue (or a table you confirm)")
+    g = p.add_argument_group("load")
+    g.add_argument("--workers", type=int, default=4, metavar="N", help="worker processes")
+    g.add_argument("--strategy", choices=list(STRATEGIES), default="skip-locked")
+    g.add_argument("--duration", type=float, metavar="S",
+                   help=f"stop after S seconds (default {DEFAULT_DURATION_S:g} without --jobs)")
+    g.add_argument("--jobs", type=int, metavar="N",
+                   help="enqueue N jobs first and stop once N jobs are done or dead")
+    g.add_argument("--rate", type=float, default=0.0, metavar="R",
+                   help="also enqueue R jobs per second while running")
+    g.add_argument("--work-ms", type=float, default=20.0, metavar="MS",
+                   help="mean simulated work per job (lognormal)")
+    g.add_argument("--batch", type=int, default=1, metavar="K", help="jobs per claim")
+    g.add_argument("--hold-tx", action="store_true",
+                   help="work inside the claim transaction (the anti-pattern)")
+    g.add_argument("--fail-rate", type=float, default=0.0, metavar="P",
+                   help="probability that a job fails (retried until max_attempts)")
+    g.add_argument("--crash-rate", type=float, default=0.0, metavar="P",
+                   help="probability that a worker exits hard right after a claim")
+    g.add_argument("--lease", type=float, default=30.0, metavar="S", help="lease length")
+    g.add_argument("--payload-bytes", type=int, default=64, metavar="B")
+    g.add_argument("--no-rescue", action="store_true",
+                   help="leave expired leases alone (for the dashboard's recovery actions)")
+    g.add_argument("--seed", type=int, help="random seed for work times and faults")
+    g.add_argument("--yes-write-to-my-table", dest="confirm_write", action="store_true",
+                   help="confirm that workers may claim, complete and fail rows of --table")
+    g.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=run_load)
+
+
+def settings_from_args(args: argparse.Namespace) -> LoadSettings:
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    return LoadSettings(
+        workers=args.workers, strategy=args.strategy, batch=args.batch, work_ms=args.work_ms,
+        hold_tx=args.hold_tx, fail_rate=args.fail_rate, crash_rate=args.crash_rate,
+        lease_s=args.lease, prefill=args.jobs or 0, rate=args.rate,
+        payload_bytes=args.payload_bytes, seed=args.seed)
+
+
+def open_writable_queue(args: argparse.Namespace) -> tuple[str, QueueSpec]:
+    """The demo queue (created if absent), or a user table only with explicit confirmation."""
+    spec = spec_from_args(args)
+    target = db.resolve_target(args.dsn)
+    if spec.table == DEMO_TABLE:
+        with db.connect_admin(target.dsn) as conn:
+            schema.init_demo(conn)
+    with db.connect_monitor(target.dsn) as conn:
+        spec = config.validate(conn, spec)
+    if spec.table != DEMO_TABLE and not args.confirm_write:
+        raise UserError(
+            f"queuetop load claims, completes and fails rows of {spec.table}; it writes only to "
+            "the demo queue unless you pass --yes-write-to-my-table (never on production data)")
+    return target.dsn, spec
+
+
+def live_line(snap: LoadSnapshot) -> str:
+    t, lat = snap.totals, snap.latency
+    p95 = f"{lat.p95:.1f}ms" if lat.p95 is not None else "-"
+    return (f"{snap.elapsed_s:6.1f}s  workers {snap.live_workers}/{snap.target_workers}  "
+            f"claims/s {snap.claims_per_s:7.0f}  done/s {snap.completions_per_s:7.0f}  "
+            f"done {t['completed']}  failed {t['failed']}  dead {t['dead']}  "
+            f"crashed {snap.crashed}  p95 {p95}  lock waits {t['lock_waits']}  "
+            f"lock errors {t['lock_errors']}  double claims {snap.double_claims}")
+
+
+def summary_text(doc: dict) -> str:
+    lat = doc["claim_latency_ms"]
+
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    return "\n".join([
+        f"strategy {doc['strategy']}, {doc['workers']} workers, {doc['duration_s']:.1f}s",
+        f"claimed {doc['claimed']}  completed {doc['completed']}  failed {doc['failed']}  "
+        f"dead {doc['dead']}  crashed {doc['crashed']}",
+        f"claims/s {doc['claims_per_s']}  completions/s {doc['completions_per_s']}",
+        f"claim latency ms p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  p99 {ms(lat['p99'])}",
+        f"lock waits {doc['lock_waits']}  lock errors {doc['lock_errors']}  "
+        f"empty claims {doc['empty_claims']}  double claims {doc['double_claims']}",
+    ])
+
+
+def finished(snap: LoadSnapshot, jobs: int | None, duration: float | None) -> bool:
+    if jobs is not None and snap.totals["completed"] + snap.totals["dead"] >= jobs:
+        return True
+    return duration is not None and snap.elapsed_s >= duration
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """`kill` stops the run like Ctrl-C: workers release their jobs and a summary prints."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def run_load(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    dsn, spec = open_writable_queue(args)
+    duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
+    tty = sys.stderr.isatty()
+    gen = LoadGenerator(dsn, spec, settings, rescue_expired=not args.no_rescue)
+    _stop_on_sigterm()
+    gen.start()
+    last_print = 0.0
+    try:
+        while gen.running:
+            snap = gen.stats()
+            if snap.errors and not snap.live_workers:
+                break
+            if finished(snap, args.jobs, duration):
+                break
+            if time.monotonic() - last_print >= (LIVE_EVERY_S if tty else 2.0):
+                print(("\r" if tty else "") + live_line(snap), end="" if tty else "\n",
+                      file=sys.stderr, flush=True)
+                last_print = time.monotonic()
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gen.stop()
+        gen.wait()
+        if tty:
+            print(file=sys.stderr)
+    snap = gen.stats()
+    if snap.errors and not snap.totals["claimed"]:
+        raise UserError(snap.errors[0])
+    doc = summary(snap, settings.strategy, settings.workers)
+    print(json.dumps(doc) if args.json else summary_text(doc))
+    for error in snap.errors:
+        print(f"queuetop: warning: {error}", file=sys.stderr)
+    return 1 if snap.double_claims else 0

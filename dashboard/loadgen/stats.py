@@ -1,0 +1,225 @@
+"""Counters, latency percentiles and the double-claim detector, aggregated in the parent.
+
+Workers send deltas (see worker.Batch); the parent folds them into a
+`StatsBook`, and `StatsBook.snapshot()` freezes what the CLI or the TUI shows.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+COUNTERS = (
+    "claimed",  # jobs claimed
+    "claims",  # claim statements that returned at least one job
+    "completed",
+    "failed",  # failed attempts (retried or not)
+    "dead",  # failed attempts that reached the terminal state
+    "empty_claims",  # claim statements that returned nothing
+    "lock_waits",  # for-update claims slower than LOCK_WAIT_MS: they queued on a row lock
+    "lock_errors",  # NOWAIT failures, lock timeouts, deadlocks
+    "fenced",  # completions or failures refused because the lease moved on
+    "renewals",  # lease heartbeats
+    "released",  # jobs handed back to ready by a stopping worker
+    "stalls",
+)
+LOCK_WAIT_MS = 20.0
+RATE_WINDOW_S = 2.0
+_BUCKET_BASE = 1.04  # histogram buckets 4 % wide: percentiles within 2 %
+_BUCKET_FLOOR_MS = 0.01
+
+
+class Histogram:
+    """Log-bucketed latency histogram: bounded memory for runs of any length."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.count = 0
+
+    def add(self, ms: float) -> None:
+        i = int(math.log(max(ms, _BUCKET_FLOOR_MS) / _BUCKET_FLOOR_MS, _BUCKET_BASE))
+        self.buckets[i] = self.buckets.get(i, 0) + 1
+        self.count += 1
+
+    def percentile(self, p: float) -> float | None:
+        if not self.count:
+            return None
+        rank, seen = math.ceil(p / 100 * self.count), 0
+        for i in sorted(self.buckets):
+            seen += self.buckets[i]
+            if seen >= rank:
+                return _BUCKET_FLOOR_MS * _BUCKET_BASE ** (i + 0.5)
+        return None  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Latency:
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+    @classmethod
+    def of(cls, hist: Histogram) -> Latency:
+        return cls(*(hist.percentile(p) for p in (50, 95, 99)))
+
+
+@dataclass(frozen=True)
+class WorkerStats:
+    k: int
+    name: str  # its application_name, also written into the worker column
+    pid: int | None
+    alive: bool
+    stalled: bool
+    counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class LoadSnapshot:
+    """What the load generator has done so far; frozen, safe to hand to another thread."""
+
+    running: bool
+    strategy: str
+    hold_tx: bool
+    batch: int
+    work_ms: float
+    target_workers: int
+    live_workers: int
+    producer_paused: bool
+    rate: float
+    elapsed_s: float
+    totals: dict[str, int]
+    crashed: int
+    double_claims: int
+    enqueued: int
+    rescued: int  # expired leases the producer handed back (totals["dead"] has the terminal ones)
+    claims_per_s: float  # over the last RATE_WINDOW_S
+    completions_per_s: float
+    latency: Latency  # claim statement latency over the whole run, in ms
+    workers: tuple[WorkerStats, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+class ClaimLedger:
+    """Live claims by job: flags a job claimed while another live owner holds it.
+
+    A legitimate second claim follows a completion, a failure, a release, a
+    rollback, the owner's death, or a requeue / lease expiry (which advances
+    the lease token). Records from different workers reach the parent out of
+    order, so a conflicting claim is a suspect until the earlier owner's
+    finish record arrives: excused if that finish started before the new
+    claim returned, counted otherwise or after GRACE_S without one.
+    """
+
+    GRACE_S = 5.0
+
+    def __init__(self) -> None:
+        self.owners: dict[Any, tuple[int, Any]] = {}
+        self.by_worker: dict[int, set[Any]] = {}
+        # (job, earlier owner, its token) -> (new claim's wall time, deadline)
+        self.suspects: dict[tuple[Any, int, Any], tuple[float, float]] = {}
+        self.double_claims = 0
+        self.examples: list[str] = []
+
+    def _count(self, job: Any, owner: int, token: Any) -> None:
+        self.double_claims += 1
+        if len(self.examples) < 5:
+            self.examples.append(f"job {job} claimed while worker {owner} held it (token {token})")
+
+    def claim(self, k: int, job: Any, token: Any, at: float, alive: set[int]) -> None:
+        prev = self.owners.get(job)
+        if prev and prev[0] in alive and (token is None or prev[1] is None or token <= prev[1]):
+            self.suspects[(job, *prev)] = (at, time.monotonic() + self.GRACE_S)
+        self.owners[job] = (k, token)
+        self.by_worker.setdefault(k, set()).add(job)
+
+    def finish(self, k: int, job: Any, token: Any, at: float) -> None:
+        suspect = self.suspects.pop((job, k, token), None)
+        if suspect and at > suspect[0]:
+            self._count(job, k, token)
+        if self.owners.get(job) == (k, token):
+            del self.owners[job]
+        self.by_worker.get(k, set()).discard(job)
+
+    def worker_gone(self, k: int) -> None:
+        """A dead worker's session is gone, and with it its locks and transaction."""
+        for key in [key for key in self.suspects if key[1] == k]:
+            del self.suspects[key]
+        for job in self.by_worker.pop(k, set()):
+            if self.owners.get(job, (None,))[0] == k:
+                del self.owners[job]
+
+    def expire(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        for key, (_, deadline) in list(self.suspects.items()):
+            if now >= deadline:
+                del self.suspects[key]
+                self._count(*key)
+
+
+@dataclass
+class StatsBook:
+    """The parent's running totals; one thread writes, snapshot() copies."""
+
+    started: float = field(default_factory=time.monotonic)
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    per_worker: dict[int, dict[str, int]] = field(default_factory=dict)
+    latency: Histogram = field(default_factory=Histogram)
+    ledger: ClaimLedger = field(default_factory=ClaimLedger)
+    crashed: int = 0
+    enqueued: int = 0
+    history: deque = field(default_factory=lambda: deque(maxlen=200))
+
+    def add(self, k: int, counters: dict[str, int], latencies_ms: list[float]) -> None:
+        mine = self.per_worker.setdefault(k, dict.fromkeys(COUNTERS, 0))
+        for name, n in counters.items():
+            self.totals[name] += n
+            mine[name] += n
+        for ms in latencies_ms:
+            self.latency.add(ms)
+
+    def tick(self, now: float | None = None) -> None:
+        """Remember the totals now, for the recent rates."""
+        now = time.monotonic() if now is None else now
+        self.history.append((now, self.totals["claimed"], self.totals["completed"]))
+        while len(self.history) > 2 and now - self.history[1][0] >= RATE_WINDOW_S:
+            self.history.popleft()
+
+    def rates(self) -> tuple[float, float]:
+        if len(self.history) < 2:
+            return 0.0, 0.0
+        (t0, c0, d0), (t1, c1, d1) = self.history[0], self.history[-1]
+        span = t1 - t0
+        return ((c1 - c0) / span, (d1 - d0) / span) if span > 0 else (0.0, 0.0)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def summary(snap: LoadSnapshot, strategy: str, workers: int) -> dict[str, Any]:
+    """The `queuetop load --json` document: exactly the keys the issue lists."""
+    elapsed = max(snap.elapsed_s, 1e-9)
+
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value, 3)
+
+    return {
+        "strategy": strategy,
+        "workers": workers,
+        "duration_s": round(snap.elapsed_s, 3),
+        "claimed": snap.totals["claimed"],
+        "completed": snap.totals["completed"],
+        "failed": snap.totals["failed"],
+        "dead": snap.totals["dead"],
+        "crashed": snap.crashed,
+        "claims_per_s": round(snap.totals["claimed"] / elapsed, 1),
+        "completions_per_s": round(snap.totals["completed"] / elapsed, 1),
+        "claim_latency_ms": {"p50": ms(snap.latency.p50), "p95": ms(snap.latency.p95),
+                             "p99": ms(snap.latency.p99)},
+        "lock_waits": snap.totals["lock_waits"],
+        "lock_errors": snap.totals["lock_errors"],
+        "empty_claims": snap.totals["empty_claims"],
+        "double_claims": snap.double_claims,
+    }

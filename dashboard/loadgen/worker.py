@@ -1,0 +1,273 @@
+"""One worker process: claim, simulate work, complete or fail, repeat.
+
+The worker talks to the parent through two channels: a control pipe it
+polls between (and during) jobs, and a shared events queue it flushes
+counters, claim latencies and claim/finish records into. It never blocks
+on the parent, and dies with it (faults.die_with_parent).
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from typing import Any
+
+import psycopg
+from psycopg import errors
+
+from dashboard.loadgen import faults
+from dashboard.loadgen.settings import LoadSettings
+from dashboard.loadgen.stats import COUNTERS, LOCK_WAIT_MS
+from dashboard.loadgen.strategies import QueueSql, build
+from dashboard.models import QueueSpec
+
+FLUSH_EVERY_S = 0.1
+POLL_EVERY_S = 0.01  # between busy jobs; idle and working waits poll anyway
+IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.2  # backoff when the queue is empty
+NOWAIT_BACKOFF_S = 0.002
+LOCK_ERRORS = (errors.LockNotAvailable, errors.DeadlockDetected, errors.QueryCanceled)
+RECONNECT_TRIES = 20
+
+
+class Stop(Exception):
+    """The controller asked this worker to stop."""
+
+
+class Worker:
+    def __init__(self, k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSettings,
+                 events: Any, control: Connection, parent_pid: int):
+        self.k, self.name, self.dsn = k, name, dsn
+        self.settings, self.events, self.control = settings, events, control
+        self.parent_pid = parent_pid
+        self.sql: QueueSql = build(spec)
+        self.rng = random.Random(None if settings.seed is None else settings.seed * 1000 + k)
+        self.conn: psycopg.Connection | None = None
+        self.stopping = False
+        self.crash_next = False
+        self.stall_for = 0.0
+        self.last_poll = 0.0
+        self._reset_batch()
+
+    # --- talking to the parent -----------------------------------------------------------
+
+    def _reset_batch(self) -> None:
+        self.counts = dict.fromkeys(COUNTERS, 0)
+        self.latencies: list[float] = []
+        self.claimed: list[tuple[Any, Any, float]] = []  # job, token, wall time claim returned
+        self.finished: list[tuple[Any, Any, float]] = []  # job, token, wall time finish started
+        self.last_flush = time.monotonic()
+
+    def flush(self) -> None:
+        if any(self.counts.values()) or self.latencies or self.claimed or self.finished:
+            counts = {n: v for n, v in self.counts.items() if v}
+            self.events.put(("batch", self.k, counts, self.latencies, self.claimed, self.finished))
+        self._reset_batch()
+
+    def maybe_flush(self, force_if_pending: bool = False) -> None:
+        due = time.monotonic() - self.last_flush >= FLUSH_EVERY_S
+        if due or (force_if_pending and self.finished):
+            self.flush()
+
+    def handle(self, msg: tuple) -> None:
+        kind = msg[0]
+        if kind == "stop":
+            self.stopping = True
+        elif kind == "stall":
+            self.stall_for = float(msg[1])
+        elif kind == "crash":
+            self.crash_next = True
+        elif kind == "set":
+            self.settings = replace(self.settings, **msg[1])
+
+    def poll(self, timeout: float = 0.0) -> None:
+        """Apply control messages; wait up to `timeout` for the first one."""
+        self.last_poll = time.monotonic()
+        if not faults.parent_alive(self.parent_pid):
+            faults.crash_now()
+        while self.control.poll(timeout):
+            self.handle(self.control.recv())
+            timeout = 0.0
+
+    def sleep(self, seconds: float, renew: tuple[Any, Any] | None = None) -> None:
+        """Simulated work or backoff that a stop interrupts (raising Stop); renews the lease."""
+        end = time.monotonic() + seconds
+        next_renewal = time.monotonic() + self.settings.lease_s / 3
+        while not self.stopping:
+            now = time.monotonic()
+            if now >= end:
+                return
+            if renew and now >= next_renewal:
+                self.renew(*renew)
+                next_renewal = now + self.settings.lease_s / 3
+            self.poll(min(end, next_renewal if renew else end) - now)
+        raise Stop
+
+    # --- the database --------------------------------------------------------------------
+
+    def connect(self) -> None:
+        self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.name,
+                                    connect_timeout=5)
+        self.sql = self.sql.rendered(self.conn)
+        self.cur = self.conn.cursor()  # one cursor for the hot loop
+        if self.conn.info.server_version >= 140000:
+            # a backend waiting on a row lock notices a killed worker within a second
+            self.conn.execute("SET client_connection_check_interval = 1000")
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        return {**self.sql.values, "worker": self.name, "lease_s": self.settings.lease_s, **extra}
+
+    def claim(self) -> list[tuple[Any, Any]]:
+        s = self.settings
+        started = time.perf_counter()
+        try:
+            claim = self.sql.claims[s.strategy]
+            rows = self.cur.execute(claim, self.params(batch=s.batch)).fetchall()
+        except LOCK_ERRORS:
+            self.counts["lock_errors"] += 1
+            if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                raise
+            return []
+        ms = (time.perf_counter() - started) * 1000
+        self.latencies.append(ms)
+        if ms > LOCK_WAIT_MS and s.strategy == "for-update":
+            self.counts["lock_waits"] += 1
+        if not rows:
+            self.counts["empty_claims"] += 1
+            return []
+        self.counts["claims"] += 1
+        self.counts["claimed"] += len(rows)
+        now = time.time()
+        self.claimed.extend((job, token, now) for job, token in rows)
+        return rows
+
+    def renew(self, job: Any, token: Any) -> None:
+        if self.sql.renew is None:
+            return
+        if self.cur.execute(self.sql.renew, self.params(id=job, token=token)).fetchone():
+            self.counts["renewals"] += 1
+
+    def finish(self, job: Any, token: Any) -> None:
+        """Complete or fail one job: a short statement guarded by the lease token."""
+        self.finished.append((job, token, time.time()))
+        if faults.happens(self.rng, self.settings.fail_rate):
+            row = self.cur.execute(self.sql.fail, self.params(
+                id=job, token=token, error=f"simulated failure in {self.name}")).fetchone()
+            if row is None:
+                self.counts["fenced"] += 1
+            else:
+                self.counts["failed"] += 1
+                self.counts["dead"] += row[0] == self.sql.values["terminal"]
+        elif self.cur.execute(self.sql.complete, self.params(id=job, token=token)).fetchone():
+            self.counts["completed"] += 1
+        else:
+            self.counts["fenced"] += 1
+
+    def release(self, jobs: list[tuple[Any, Any]]) -> None:
+        for job, token in jobs:
+            self.finished.append((job, token, time.time()))
+            if self.cur.execute(self.sql.release, self.params(id=job, token=token)).fetchone():
+                self.counts["released"] += 1
+
+    # --- one turn of the loop ------------------------------------------------------------
+
+    def turn(self) -> None:
+        s = self.settings
+        self.maybe_flush(force_if_pending=s.strategy == "for-update")
+        if self.stall_for:
+            self.stall()
+        if s.hold_tx:
+            jobs: list[tuple[Any, Any]] = []
+            try:
+                with self.conn.transaction():
+                    try:
+                        jobs = self.claim()
+                        self.after_claim(jobs)
+                        for job, token in jobs:
+                            self.sleep(faults.work_seconds(self.rng, s.work_ms))
+                            self.finish(job, token)
+                    except BaseException:
+                        # about to roll back: every claim of this transaction is undone
+                        now = time.time()
+                        self.finished.extend((job, token, now) for job, token in jobs)
+                        raise
+            except LOCK_ERRORS:
+                jobs = []  # counted by claim(); the transaction is rolled back
+        else:
+            jobs = self.claim()
+            self.after_claim(jobs)
+            for i, (job, token) in enumerate(jobs):
+                try:
+                    self.sleep(faults.work_seconds(self.rng, s.work_ms), renew=(job, token))
+                except Stop:
+                    self.release(jobs[i:])
+                    raise
+                self.finish(job, token)
+        if not jobs:
+            self.idle = min(IDLE_MAX_S, self.idle * 2) if self.idle else IDLE_MIN_S
+            self.sleep(NOWAIT_BACKOFF_S if s.strategy == "nowait" else self.idle)
+        else:
+            self.idle = 0.0
+            if time.monotonic() - self.last_poll >= POLL_EVERY_S:
+                self.poll()
+
+    def after_claim(self, jobs: list[tuple[Any, Any]]) -> None:
+        """The crash knob: exit hard right after the claim committed, leaving a stale lease."""
+        if jobs and (self.crash_next or faults.happens(self.rng, self.settings.crash_rate)):
+            self.flush()
+            self.events.put(("crash", self.k, time.time()))
+            self.events.close()
+            self.events.join_thread()  # the records must reach the parent before we vanish
+            faults.crash_now()
+
+    def stall(self) -> None:
+        """Sit idle in a transaction that holds a row lock on one ready job, then roll back."""
+        seconds, self.stall_for = self.stall_for, 0.0
+        self.counts["stalls"] += 1
+        with self.conn.transaction(force_rollback=True):
+            self.cur.execute(self.sql.claims["skip-locked"], self.params(batch=1)).fetchall()
+            self.sleep(seconds)
+
+    def run(self) -> int:
+        self.connect()
+        self.events.put(("ready", self.k))
+        self.idle = 0.0
+        tries = 0
+        try:
+            while not self.stopping:
+                try:
+                    self.turn()
+                    tries = 0
+                except psycopg.OperationalError:
+                    # the server went away (restart, terminated backend): reconnect and go on
+                    tries += 1
+                    if tries > RECONNECT_TRIES:
+                        raise
+                    self.sleep(min(2.0, 0.1 * tries))
+                    self.conn.close()
+                    self.connect()
+        except Stop:
+            pass
+        finally:
+            self.flush()
+            if self.conn is not None:
+                self.conn.close()
+        return 0
+
+
+def run_worker(k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSettings,
+               events: Any, control: Connection, parent_pid: int) -> None:
+    """The target of each worker process."""
+    faults.die_with_parent(parent_pid)
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides when we stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
+    except psycopg.Error as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        events.put(("error", k, f"{name}: {first}"))
+        events.close()
+        events.join_thread()
+        raise SystemExit(faults.ERROR_EXIT_CODE) from None
