@@ -38,7 +38,7 @@ class StatusBar(Static):
     """One line: server, database, queue table, refresh interval, connection state."""
 
     def show(self, *, where: str, queue: str, interval: float, link: LinkState,
-             snap: Snapshot | None, read_only: bool) -> None:
+             snap: Snapshot | None, read_only: bool, actions: str = "") -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
         state = link.kind + (f", {link.detail}" if link.detail else "")
@@ -54,6 +54,8 @@ class StatusBar(Static):
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
         if read_only:
             text.append("  read-only", "italic")
+        if actions:  # e.g. "actions off": pressing an action key says why
+            text.append(f"  {actions}", "yellow")
         if link.reason:
             text.append(f"  {link.reason}", "red")
         self.update(text)
