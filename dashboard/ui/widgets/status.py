@@ -43,6 +43,11 @@ class StatusBar(Static):
         text.append(" queuetop ", "bold reverse")
         state = link.kind + (f", {link.detail}" if link.detail else "")
         text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
+        # early in the line: a long server address must not cut these off
+        if read_only:
+            text.append(" read-only ", "italic")
+        if actions:  # e.g. "actions off": pressing an action key says why
+            text.append(f" {actions} ", "yellow")
         text.append(f" every {interval:g}s ", "dim")
         text.append(" queue ", "dim")
         text.append(queue, "bold")
@@ -52,10 +57,6 @@ class StatusBar(Static):
             text.append(f"  {'at' if link.kind in FRESH else 'last data'} "
                         f"{snap.taken_at:%H:%M:%S}", "dim")
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
-        if read_only:
-            text.append("  read-only", "italic")
-        if actions:  # e.g. "actions off": pressing an action key says why
-            text.append(f"  {actions}", "yellow")
         if link.reason:
             text.append(f"  {link.reason}", "red")
         self.update(text)
