@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -48,8 +48,8 @@ def job_line(job: ObservedJob, overdue: float | None = None) -> str:
     over = overdue if overdue is not None else overdue_s(job)
     lease = "-" if over is None else (f"overdue {age(over)}" if over >= 0
                                       else f"lease ends in {age(-over)}")
-    return (f"  {job.id:>8}  {job.status:<9} worker {job.worker or '-':<14} "
-            f"token {job.lease_token or '-':<6} {lease}")
+    return (f"  {job.id:>6}  {job.status:<8} worker {job.worker or '-':<12} "
+            f"token {job.lease_token or '-':<4} {lease}")
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
             live = unexpired(jobs, spec)
             warning = (f"FORCE: {len(live)} of these leases have not expired; their workers "
                        "may still be running them. Only the expiry check is lifted."
-                       if live else "FORCE: the lease expiry check is lifted.")
+                       if live else "FORCE: the lease expiry check is lifted (these leases "
+                                    "have expired already).")
         else:
             effect += " Leases that have not expired are skipped."
     else:
@@ -142,7 +143,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         r = self.request
-        with Vertical(id="confirm-body") as body:
+        with VerticalScroll(id="confirm-body") as body:
             body.border_title = r.title
             yield Static(Text("\n".join(r.lines), no_wrap=True, overflow="ellipsis"),
                          id="confirm-what")

@@ -67,15 +67,14 @@ class JobListScreen(ModalScreen[tuple[str, bool] | None]):
         self.missing = list(missing)
 
     def compose(self) -> ComposeResult:
-        lines = Text(no_wrap=True, overflow="ellipsis")
-        for job in self.jobs:
-            lines.append(job_line(job) + "\n")
-        for s in self.missing:
-            lines.append(f"  {s.id:>8}  {s.reason}\n", style="yellow")
+        lines = Text("\n").join(
+            [Text(job_line(job)) for job in self.jobs]
+            + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing])
+        lines.no_wrap, lines.overflow = True, "ellipsis"
         with VerticalScroll(id="joblist-body") as body:
             body.border_title = f"{len(self.jobs)} job(s) found, {len(self.missing)} not found"
             yield Static(lines)
-            yield Static(Text("R requeue   F force requeue   D dead-letter   Escape close",
+            yield Static(Text("\nR requeue   F force requeue   D dead-letter   Escape close",
                               style="dim"))
 
     def action_choose(self, action: str, force: bool) -> None:
