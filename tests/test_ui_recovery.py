@@ -189,3 +189,34 @@ async def _look_up_a_live_job_and_force_requeue_it(dsn, connect):
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
     after = job(setup, job_id)
     assert (after["status"], after["lease_token"]) == ("ready", token + 1)
+
+
+def test_without_an_audit_trail_actions_are_off_until_an_audit_file_is_given(dsn, connect,
+                                                                              tmp_path):
+    run(_without_an_audit_trail, dsn, connect, tmp_path)
+
+
+async def _without_an_audit_trail(dsn, connect, tmp_path):
+    spec = demo_spec(dsn)
+    setup = connect(autocommit=True)
+    setup.execute("DROP TABLE queuetop.audit_log")
+    [job_id] = add_stale(setup, 1, 120)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied and app.action_reasons["requeue"]
+                    not in (None, "still checking permissions; try again in a moment"))
+        assert "actions off" in str(app.query_one("#status").render())
+        await pilot.press("4", "R")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert "no audit trail" in notices(app) and "--audit-file" in notices(app)
+    assert job(setup, job_id)["status"] == "running"
+
+    trail = tmp_path / "audit.jsonl"
+    app = QueuetopApp(spec, dsn, interval=INTERVAL, audit_file=str(trail))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app, stale=1)
+        await pilot.press("R", "y")
+        await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
+    assert job(setup, job_id)["status"] == "ready"
+    assert '"action": "requeue"' in trail.read_text() and '"committed"' in trail.read_text()
