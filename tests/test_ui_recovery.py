@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import psycopg
+import pytest
 from demo_queue import audit_rows, claim, job
 from test_ui_live import INTERVAL, add_stale, demo_spec, until, within_refreshes
 
@@ -220,3 +222,35 @@ async def _without_an_audit_trail(dsn, connect, tmp_path):
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
     assert job(setup, job_id)["status"] == "ready"
     assert '"action": "requeue"' in trail.read_text() and '"committed"' in trail.read_text()
+
+
+def test_cancel_the_waiting_session_under_the_cursor(dsn, connect, background):
+    run(_cancel_the_waiting_session_under_the_cursor, dsn, connect, background)
+
+
+async def _cancel_the_waiting_session_under_the_cursor(dsn, connect, background):
+    spec = demo_spec(dsn)
+    setup = connect(autocommit=True)
+    (row,) = setup.execute("INSERT INTO queuetop_demo.jobs DEFAULT VALUES RETURNING id").fetchone()
+    holder = connect(application_name="holder")
+    holder.execute("SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (row,))
+    waiter = connect(application_name="stuck-waiter")
+    pid = waiter.info.backend_pid
+    wait = background(lambda: waiter.execute(
+        "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (row,)))
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        await until(pilot, lambda: f"s{pid}" in app.table("waiting").items)
+        await pilot.press("2", "down")  # the blocker first, its waiter below
+        assert app.table("waiting").cursor_key() == f"s{pid}"
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.query_one("#confirm-body").border_title == f"Cancel backend {pid}?"
+        assert "stuck-waiter" in screen_text(app.screen)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
+        assert app.screen.result.changed == (str(pid),)
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        wait.join()
+    holder.rollback()
