@@ -13,6 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="open the live dashboard on a queue table")
     p.add_argument("--read-only", action="store_true",
                    help="never change anything (recovery actions disabled)")
+    p.add_argument("--audit-file", metavar="PATH",
+                   help="audit recovery actions to this JSON-lines file instead of the "
+                        "queuetop.audit_log table")
     p.set_defaults(handler=run_watch)
 
     p = sub.add_parser("demo", parents=[connection_options()],
@@ -21,13 +24,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="refresh interval")
     p.add_argument("--read-only", action="store_true",
                    help="never change anything (recovery actions disabled)")
+    p.add_argument("--audit-file", metavar="PATH",
+                   help="audit recovery actions to this JSON-lines file instead of the "
+                        "queuetop.audit_log table")
     p.set_defaults(handler=run_demo)
 
 
 def _run_app(target: db.Target, spec, args: argparse.Namespace) -> int:
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
-    QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only).run()
+    QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                audit_file=args.audit_file).run()
     return 0
 
 

@@ -17,6 +17,7 @@ from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.ui.history import History
 from dashboard.ui.poller import PollingMixin
+from dashboard.ui.recovery import RecoveryMixin
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen, keys_text
 from dashboard.ui.widgets.difftable import DiffTable
@@ -43,7 +44,7 @@ PANELS = (
 )
 
 
-class QueuetopApp(PollingMixin, App):
+class QueuetopApp(RecoveryMixin, PollingMixin, App):
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a
@@ -72,6 +73,8 @@ class QueuetopApp(PollingMixin, App):
                 tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
         Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
                 group=PANEL_KEYS),
+        Binding("j", "lookup_jobs", "Job by id",
+                tooltip="Look up any job by id, then requeue or dead-letter it"),
     ]
 
     def __init__(
@@ -81,6 +84,7 @@ class QueuetopApp(PollingMixin, App):
         *,
         interval: float = 2.0,
         read_only: bool = False,
+        audit_file: str | None = None,
         loadgen: Any = None,
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
@@ -90,6 +94,7 @@ class QueuetopApp(PollingMixin, App):
         self.dsn = dsn
         self.interval = interval
         self.read_only = read_only
+        self.audit_file = audit_file
         self.loadgen = loadgen
         self.history = History()
         self.snapshot: Snapshot | None = None
@@ -129,6 +134,7 @@ class QueuetopApp(PollingMixin, App):
         self._fit_layout(self.size.width, self.size.height)
         for snap in self._initial:
             self.apply_snapshot(snap)
+        self.start_recovery()
         self._render_chrome()
         self._start_poll()
 
@@ -184,7 +190,8 @@ class QueuetopApp(PollingMixin, App):
             where = db.safe_dsn(self.dsn) if self.dsn else "libpq defaults"
         queue = snap.queue if snap else (str(self.spec.table) if self.spec else "-")
         self.query_one(StatusBar).show(where=where, queue=queue, interval=self.interval,
-                                       link=self.link, snap=snap, read_only=self.read_only)
+                                       link=self.link, snap=snap, read_only=self.read_only,
+                                       actions=self.recovery_note())
         self.query_one(StatePanel).show(snap, self.spec)
 
     # --- actions ------------------------------------------------------------------------------
@@ -248,12 +255,13 @@ class QueuetopApp(PollingMixin, App):
         self.table(table_id).focus()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.binding_sections()))
+        self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery_help()))
 
     def binding_sections(self) -> list[tuple[str, Iterable]]:
         return [
             ("dashboard", self.BINDINGS),
             ("stale leases", StaleLeaseTable.BINDINGS),
+            ("sessions", IdleTable.BINDINGS),
             ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
                         Binding("up,down,pageup,pagedown", "move", "Move the cursor")]),
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),

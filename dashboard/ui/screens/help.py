@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.table import Table
 from textual.app import ComposeResult
@@ -36,9 +36,10 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close help")]
 
-    def __init__(self, sections: list[tuple[str, Iterable]]) -> None:
+    def __init__(self, sections: list[tuple[str, Iterable]], notes: Sequence[str] = ()) -> None:
         super().__init__()
         self.sections = sections
+        self.notes = tuple(notes)
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, expand=False, show_header=True, header_style="bold")
@@ -54,6 +55,8 @@ class HelpScreen(ModalScreen[None]):
                 "\nRows: Enter shows the whole row (query untruncated). Tables keep the "
                 "cursor and marks by pid or job id across refreshes. '~' marks planner "
                 "estimates; 'locked' counts rows row-locked right now.", classes="help-note")
+            if self.notes:
+                yield Static("\n" + "\n".join(self.notes), classes="help-note")
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

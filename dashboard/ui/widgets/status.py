@@ -38,11 +38,16 @@ class StatusBar(Static):
     """One line: server, database, queue table, refresh interval, connection state."""
 
     def show(self, *, where: str, queue: str, interval: float, link: LinkState,
-             snap: Snapshot | None, read_only: bool) -> None:
+             snap: Snapshot | None, read_only: bool, actions: str = "") -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
         state = link.kind + (f", {link.detail}" if link.detail else "")
         text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
+        # early in the line: a long server address must not cut these off
+        if read_only:
+            text.append(" read-only ", "italic")
+        if actions:  # e.g. "actions off": pressing an action key says why
+            text.append(f" {actions} ", "yellow")
         text.append(f" every {interval:g}s ", "dim")
         text.append(" queue ", "dim")
         text.append(queue, "bold")
@@ -52,8 +57,6 @@ class StatusBar(Static):
             text.append(f"  {'at' if link.kind in FRESH else 'last data'} "
                         f"{snap.taken_at:%H:%M:%S}", "dim")
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
-        if read_only:
-            text.append("  read-only", "italic")
         if link.reason:
             text.append(f"  {link.reason}", "red")
         self.update(text)

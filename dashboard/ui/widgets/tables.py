@@ -59,11 +59,22 @@ class LocksTable(DiffTable):
         self.set_rows(rows)
 
 
+def session_bindings(table_id: str) -> list[Binding]:
+    """Cancel / terminate the session under the cursor (guarded by pid + backend start)."""
+    return [
+        Binding("C", f"app.signal_session('cancel', '{table_id}')", "Cancel query",
+                tooltip="Cancel the current query of the session under the cursor"),
+        Binding("T", f"app.signal_session('terminate', '{table_id}')", "Terminate",
+                tooltip="End the session under the cursor (its transaction rolls back)"),
+    ]
+
+
 class WaitingTable(DiffTable):
     """Waiting sessions as blocker -> waiters: each root blocker, its waiters indented below."""
 
     TITLE = "Waiting sessions"
     SHORT_TITLE = "Waiting"
+    BINDINGS = session_bindings("waiting")
     COLUMNS = (
         Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9),
         Col("what", "state / wait event", 19), Col("app", "application", 14),
@@ -119,6 +130,7 @@ class IdleTable(DiffTable):
 
     TITLE = "Idle in transaction"
     SHORT_TITLE = "Idle xact"
+    BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7), Col("xact", "xact age", 8), Col("idle", "idle", 8),
         Col("xmin", "xmin age", 9), Col("locks", "locks", 5), Col("app", "application", 14),
@@ -144,6 +156,10 @@ class StaleLeaseTable(DiffTable):
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the stale lease"),
         Binding("a", "mark_all", "Mark all", tooltip="Mark every stale lease shown"),
         Binding("u", "clear_marks", "Unmark all", tooltip="Clear every mark"),
+        Binding("R", "app.requeue_stale", "Requeue",
+                tooltip="Requeue the marked stale leases (or the one under the cursor)"),
+        Binding("D", "app.dead_letter_stale", "Dead-letter",
+                tooltip="Dead-letter the marked stale leases (or the one under the cursor)"),
     ]
     COLUMNS = (
         Col("id", "job id", 9), Col("mark", "✓", 1), Col("overdue", "overdue", 7),

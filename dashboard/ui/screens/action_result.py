@@ -1,0 +1,51 @@
+"""The outcome of a recovery action: what changed, and what was skipped with its reason."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from dashboard.actions import ActionResult
+from dashboard.ui.screens.confirm import ids_text
+
+MAX_SKIPPED = 200  # rows listed; the count says how many there were
+
+
+def result_table(result: ActionResult) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    verb = result.summary().splitlines()[0].split(":")[0]
+    table.add_row(Text(verb, style="green"),
+                  f"{len(result.changed)}" + (f": {ids_text(list(result.changed), 50)}"
+                                              if result.changed else ""))
+    table.add_row(Text("skipped", style="yellow" if result.skipped else ""),
+                  str(len(result.skipped)))
+    for s in result.skipped[:MAX_SKIPPED]:
+        table.add_row(f"  {s.id}", s.reason)
+    if len(result.skipped) > MAX_SKIPPED:
+        table.add_row("  ...", f"and {len(result.skipped) - MAX_SKIPPED} more")
+    return table
+
+
+class ActionResultScreen(ModalScreen[None]):
+    """Shown after every action; Escape, Enter or q closes it."""
+
+    BINDINGS = [Binding("escape,enter,q", "close", "Close")]
+
+    def __init__(self, result: ActionResult) -> None:
+        super().__init__()
+        self.result = result
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="result-body") as body:
+            body.border_title = f"{self.result.action}: done (Escape closes)"
+            yield Static(result_table(self.result))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
