@@ -6,10 +6,12 @@ import asyncio
 
 import psycopg
 import pytest
+from helpers import wait_until
 from test_ui_live import INTERVAL, demo_spec, until
 from ui_snapshots import FixedLoadGen, fixed_history, fixed_load_snapshot
 from ui_snapshots import demo_spec as fixed_spec
 
+from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
@@ -153,4 +155,27 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
     assert worker_sessions(dsn) == 0
     assert not [pid for pid in pids if running(pid)]
     assert gen.stats().double_claims == 0
+
+
+def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monkeypatch):
+    seen = {}
+
+    def fake_run(app):  # the real app's lifecycle is tested above; here: the CLI's wiring
+        gen = app.loadgen
+        gen.start()  # what the mounted app does
+        wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
+        wait_until(lambda: gen.stats().totals["completed"] > 0, timeout=10)
+        seen.update(strategy=gen.settings.strategy, pids=[w.pid for w in gen.stats().workers])
+        raise KeyboardInterrupt  # Ctrl-C, or any crash of the app
+
+    monkeypatch.setattr(QueuetopApp, "run", fake_run)
+    assert main(["demo", "--dsn", dsn, "--workers", "2", "--strategy", "nowait"]) == 130
+    assert seen["strategy"] == "nowait" and len(seen["pids"]) == 2
+    assert worker_sessions(dsn) == 0
+    assert not [pid for pid in seen["pids"] if running(pid)]
+
+    started = []
+    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.loadgen))
+    assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
+    assert started == [None]
 
