@@ -93,6 +93,14 @@ def test_double_claims_are_shouted():
     run(fixed_app(FixedLoadGen(fixed_load_snapshot(double_claims=2))), body)
 
 
+def test_a_refresh_during_teardown_is_harmless():
+    async def body(pilot):
+        app = pilot.app
+        await app.query_one("#tables").remove()  # as on exit: widgets go before the app
+        app.refresh_loadgen()  # the timer may still fire once
+    run(fixed_app(FixedLoadGen()), body)
+
+
 def worker_sessions(dsn: str) -> int:
     with psycopg.connect(dsn) as conn:
         return conn.execute(WORKERS_SQL).fetchone()[0]

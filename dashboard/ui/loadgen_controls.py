@@ -17,6 +17,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
@@ -106,13 +107,17 @@ class LoadGenControls:
 
     def show_load_stats(self, snap: LoadSnapshot) -> None:
         self.load_stats = snap
-        self.query_one(LoadStrip).show(snap)
-        self.query_one(LoadSummary).show(snap)
-        workers = self.query_one(WorkersTable)
+        try:
+            strip, summary = self.query_one(LoadStrip), self.query_one(LoadSummary)
+            workers = self.query_one(WorkersTable)
+            tab = self.query_one(TabbedContent).get_tab(LOADGEN_TAB)
+        except NoMatches:  # the timer can fire while the app tears its widgets down on exit
+            return
+        strip.show(snap)
+        summary.show(snap)
         workers.update_from(snap)
         compact = self.screen.has_class("-compact")
-        title = workers.SHORT_TITLE if compact else workers.TITLE
-        self.query_one(TabbedContent).get_tab(LOADGEN_TAB).label = f"{title} {len(snap.workers)}"
+        tab.label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
         for error in snap.errors[self._load_errors_seen:]:
             self.notify(error, title="load generator", severity="error", timeout=10)
         self._load_errors_seen = len(snap.errors)
