@@ -65,6 +65,8 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         described = {text for _, _, text in binding_rows(app.binding_sections())}
         for binding in LOADGEN_BINDINGS:
             assert binding.description in titles and binding.tooltip in described
+        assert ("load generator", "!", LOADGEN_BINDINGS[5].tooltip) in \
+            binding_rows(app.binding_sections())
         await pilot.press("w", "W", "s", "t", "exclamation_mark", "z", "P")
         await pilot.pause()
         called = [c for c in gen.calls if c[0] != "start"]
