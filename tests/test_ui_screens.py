@@ -130,8 +130,8 @@ def test_help_lists_every_binding_and_speed_keys_change_interval():
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         described = {text for _, _, text in binding_rows(app.binding_sections())}
-        for binding in app.BINDINGS:
-            assert binding.tooltip in described
+        for binding in app.BINDINGS:  # the load generator's keys only exist in `demo`
+            assert binding.tooltip in described or app.check_action(binding.action, ()) is False
         await pilot.press("escape")
         await pilot.press("minus")
         assert app.interval == 5.0
@@ -146,7 +146,8 @@ def test_bindings_are_in_the_command_palette():
     async def body(pilot):
         titles = {c.title for c in app.get_system_commands(app.screen)}
         for binding in app.BINDINGS:
-            assert binding.description in titles or binding.action == "quit"
+            assert binding.description in titles or binding.action == "quit" \
+                or app.check_action(binding.action, ()) is False
     run(app, body)
 
 

@@ -6,6 +6,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from dashboard.config import load_preset
+from dashboard.loadgen import LoadSettings, LoadSnapshot, WorkerStats
+from dashboard.loadgen.stats import COUNTERS, Latency
 from dashboard.models import (
     IdleTransaction,
     LockInfo,
@@ -92,3 +94,46 @@ def fixed_history(points: int = 12) -> list[Snapshot]:
 
 def with_warning(snap: Snapshot) -> Snapshot:
     return replace(snap, warnings=("status value 'paused' is not mapped to any role",))
+
+
+def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
+    """What a running demo's load generator reports: one worker stalled, one stopping."""
+    counters = dict.fromkeys(COUNTERS, 0)
+    workers = tuple(
+        WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, alive=k != 5,
+                    stalled=k == 4, counters={**counters, "claimed": 400 + 13 * k,
+                                              "completed": 395 + 13 * k, "failed": k % 3,
+                                              "lock_waits": 2 * k})
+        for k in range(2, 6)
+    )
+    totals = {**counters, "claimed": 1690, "completed": 1662, "failed": 9, "dead": 1,
+              "lock_waits": 28, "lock_errors": 3, "empty_claims": 41}
+    return LoadSnapshot(
+        running=True, strategy="for-update", hold_tx=True, batch=1, work_ms=80.0,
+        target_workers=4, live_workers=3, producer_paused=False, rate=40.0, elapsed_s=42.0,
+        totals=totals, crashed=1, double_claims=double_claims, enqueued=1990, rescued=0,
+        claims_per_s=38.4, completions_per_s=37.9, latency=Latency(1.24, 12.8, 140.2),
+        workers=workers)
+
+
+class FixedLoadGen:
+    """Stands in for a LoadGenerator in screenshots: fixed stats, knobs recorded."""
+
+    def __init__(self, snap: LoadSnapshot | None = None) -> None:
+        self.snap = snap or fixed_load_snapshot()
+        self.calls: list[tuple] = []
+        self.settings = LoadSettings(strategy=self.snap.strategy, hold_tx=self.snap.hold_tx)
+
+    def stats(self) -> LoadSnapshot:
+        return self.snap
+
+    def start(self) -> None:
+        self.calls.append(("start",))
+
+    def stop(self) -> None:
+        self.calls.append(("stop",))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args: self.calls.append((name, *args))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from dashboard import config, db, schema
 from dashboard.cli.common import connection_options, open_queue, queue_options
+from dashboard.loadgen.strategies import STRATEGIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_watch)
 
     p = sub.add_parser("demo", parents=[connection_options()],
-                       help="create the demo queue if absent and open the dashboard on it")
+                       help="create the demo queue if absent, start workers on it and open "
+                            "the dashboard")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="refresh interval")
     p.add_argument("--read-only", action="store_true",
@@ -27,15 +30,47 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--audit-file", metavar="PATH",
                    help="audit recovery actions to this JSON-lines file instead of the "
                         "queuetop.audit_log table")
+    load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
+    load.add_argument("--workers", type=int, default=None, metavar="N",
+                      help=f"worker processes to start (default {DEMO_WORKERS})")
+    load.add_argument("--strategy", choices=list(STRATEGIES), default=None,
+                      help="claim strategy (default skip-locked)")
+    load.add_argument("--no-load", action="store_true",
+                      help="open the dashboard on a quiet queue: no producer, no workers")
     p.set_defaults(handler=run_demo)
 
 
-def _run_app(target: db.Target, spec, args: argparse.Namespace) -> int:
+# `queuetop demo` is a show: a steady flow, a few failures, a rare crash whose stale lease
+# stays for the operator to recover (the producer does not rescue expired leases here).
+DEMO_WORKERS = 4
+DEMO_FAIL_RATE = 0.02
+DEMO_CRASH_RATE = 0.001
+
+
+def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
-    QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                audit_file=args.audit_file).run()
+    try:  # the app starts the load generator on its own (main) thread once it is mounted
+        QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                    audit_file=args.audit_file, loadgen=loadgen).run()
+    finally:  # q, Ctrl-C, or a crash of the app: no worker outlives the dashboard
+        if loadgen is not None:
+            loadgen.stop()
+            loadgen.wait(30)
     return 0
+
+
+def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
+    """The demo's load generator, or None with --no-load."""
+    if args.no_load:
+        return None
+    from dashboard.loadgen import DEMO_SETTINGS, LoadGenerator, LoadSettings
+
+    settings: LoadSettings = replace(
+        DEMO_SETTINGS, fail_rate=DEMO_FAIL_RATE, crash_rate=DEMO_CRASH_RATE,
+        workers=DEMO_WORKERS if args.workers is None else args.workers,
+        strategy=args.strategy or DEMO_SETTINGS.strategy)
+    return LoadGenerator(dsn, spec, settings, rescue_expired=False)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -63,4 +98,4 @@ def run_demo(args: argparse.Namespace) -> int:
     args.status_column = args.stale_after = None
     _, conn, spec = open_queue(argparse.Namespace(**{**vars(args), "dsn": target.dsn or None}))
     conn.close()
-    return _run_app(target, spec, args)
+    return _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))

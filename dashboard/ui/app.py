@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.ui.history import History
+from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
 from dashboard.ui.screens.detail import DetailScreen
@@ -44,7 +45,7 @@ PANELS = (
 )
 
 
-class QueuetopApp(RecoveryMixin, PollingMixin, App):
+class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a
@@ -75,6 +76,7 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
                 group=PANEL_KEYS),
         Binding("j", "lookup_jobs", "Job by id",
                 tooltip="Look up any job by id, then requeue or dead-letter it"),
+        *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     ]
 
     def __init__(
@@ -124,10 +126,12 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
                 yield ThroughputPlot(self.history, id="plot-throughput")
                 yield OldestReadyPlot(self.history, id="plot-oldest")
                 yield WaitingPlot(self.history, id="plot-waiting")
+        yield from self.compose_loadgen_strip()
         with TabbedContent(id="tables"):
             for pane_id, table_id, cls in PANELS:
                 with TabPane(cls.TITLE, id=pane_id):
                     yield cls(id=table_id)
+            yield from self.compose_loadgen_tab()
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -137,8 +141,10 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
         self.start_recovery()
         self._render_chrome()
         self._start_poll()
+        self.start_loadgen()
 
     def on_unmount(self) -> None:
+        self.stop_loadgen()
         if not self._in_flight:  # an in-flight poll ends within its statement timeout
             self._drop_connection()
 
@@ -148,6 +154,7 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
     def _fit_layout(self, width: int, height: int) -> None:
         """Small terminals keep the tables and one plot; tall ones give the plots room."""
         self.screen.set_class(width < 110 or height < 32, "-compact")
+        self.fit_loadgen_footer(width < 110)
         self.screen.set_class(height >= 45, "-tall")
         if self.snapshot is not None:
             self._label_tabs()
@@ -259,7 +266,8 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
 
     def binding_sections(self) -> list[tuple[str, Iterable]]:
         return [
-            ("dashboard", self.BINDINGS),
+            ("dashboard", [b for b in self.BINDINGS if b not in LOADGEN_BINDINGS]),
+            *self.loadgen_help(),
             ("stale leases", StaleLeaseTable.BINDINGS),
             ("sessions", IdleTable.BINDINGS),
             ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
@@ -282,7 +290,7 @@ class QueuetopApp(RecoveryMixin, PollingMixin, App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
-            if b.action in ("quit",):
+            if b.action in ("quit",) or not self.check_action(b.action, ()):
                 continue
             yield SystemCommand(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
                                 lambda action=b.action: self.call_later(self.run_action, action))

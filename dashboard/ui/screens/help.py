@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 KEY_NAMES = {"question_mark": "?", "equals_sign": "=", "plus": "+", "minus": "-",
              "escape": "Esc", "enter": "Enter", "space": "Space", "ctrl+p": "Ctrl+P",
-             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1"}
+             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1", "exclamation_mark": "!"}
 
 
 def keys_text(key: str) -> str:

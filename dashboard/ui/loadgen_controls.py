@@ -1,0 +1,218 @@
+"""The load generator inside the dashboard: its panel, its refresh timer, and its keys.
+
+A mixin for QueuetopApp. The generator's stats come from `loadgen.stats()` (no database)
+on a timer of their own, so the panel stays live while a poll is slow or paused. Every
+knob queues a command for the generator's supervisor thread and returns at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterable
+from dataclasses import replace
+from multiprocessing import resource_tracker
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.css.query import NoMatches
+from textual.timer import Timer
+from textual.widgets import TabbedContent, TabPane
+
+from dashboard.loadgen import STRATEGIES, LoadSnapshot
+from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
+
+LOADGEN_KEYS = Binding.Group("Load")
+LOADGEN_TAB = "tab-loadgen"
+LOADGEN_REFRESH_S = 0.5
+STALL_S = 15.0
+STRATEGY_HINTS = {
+    "skip-locked": "workers skip rows others hold",
+    "for-update": "workers queue on the first ready row",
+    "nowait": "a locked first row fails fast and is retried",
+}
+
+LOADGEN_BINDINGS = [
+    Binding("5", "show_loadgen", "Load gen", tooltip="Focus the load generator's workers",
+            group=LOADGEN_KEYS),
+    Binding("w", "add_worker", "Add worker", tooltip="Start one more worker process",
+            group=LOADGEN_KEYS),
+    Binding("W", "remove_worker", "Remove worker", tooltip="Stop the newest worker process",
+            group=LOADGEN_KEYS),
+    Binding("s", "cycle_strategy", "Strategy",
+            tooltip="Claim strategy: skip-locked -> for-update -> nowait", group=LOADGEN_KEYS),
+    Binding("t", "toggle_hold_tx", "Hold tx",
+            tooltip="Hold transaction: work inside the claim transaction (the anti-pattern)",
+            group=LOADGEN_KEYS),
+    Binding("exclamation_mark", "crash_worker", "Crash", key_display="!",
+            tooltip="The newest worker exits hard after its next claim (a stale lease)",
+            group=LOADGEN_KEYS),
+    Binding("z", "stall_worker", "Stall",
+            tooltip=f"The newest worker sits idle in a transaction for {STALL_S:g}s",
+            group=LOADGEN_KEYS),
+    Binding("P", "toggle_producer", "Producer", tooltip="Pause or resume the producer",
+            group=LOADGEN_KEYS),
+]
+LOADGEN_ACTIONS = {b.action for b in LOADGEN_BINDINGS}
+FOOTER_OPTIONAL = LOADGEN_ACTIONS
+
+
+class LoadGenControls:
+    """Expects on the app: loadgen (a dashboard.loadgen.LoadGenerator or None)."""
+
+    loadgen: Any
+    load_stats: LoadSnapshot | None = None
+    _load_timer: Timer | None = None
+    _load_errors_seen: int = 0
+
+    def compose_loadgen_strip(self) -> ComposeResult:
+        if self.loadgen is not None:
+            yield LoadStrip(id="loadgen-strip")
+
+    def compose_loadgen_tab(self) -> ComposeResult:
+        if self.loadgen is None:
+            return
+        with TabPane(WorkersTable.TITLE, id=LOADGEN_TAB), Horizontal(id="loadgen"):
+            summary = LoadSummary(id="loadgen-summary")
+            summary.border_title = "Generator counters"
+            yield summary
+            yield WorkersTable(id="loadgen-workers")
+
+    def start_loadgen(self) -> None:
+        """Start (if the caller has not) and show the generator; call from on_mount."""
+        if self.loadgen is None:
+            return
+        # multiprocessing's helper process inherits sys.stderr's file descriptor, and
+        # Textual's stderr capture has none: start the helper on the real stderr first
+        if sys.__stderr__ is not None:
+            with contextlib.redirect_stderr(sys.__stderr__):
+                resource_tracker.ensure_running()
+        self.loadgen.start()  # on the app's thread, which outlives the workers
+        self.refresh_loadgen()
+        self._load_timer = self.set_interval(LOADGEN_REFRESH_S, self.refresh_loadgen)
+
+    def stop_loadgen(self) -> None:
+        """Ask every worker to stop (returns at once; the caller may wait())."""
+        if self._load_timer is not None:
+            self._load_timer.stop()
+            self._load_timer = None
+        if self.loadgen is not None:
+            self.loadgen.stop()
+
+    def refresh_loadgen(self) -> None:
+        snap = self.loadgen.stats()
+        self.show_load_stats(snap)
+
+    def show_load_stats(self, snap: LoadSnapshot) -> None:
+        self.load_stats = snap
+        try:
+            strip, summary = self.query_one(LoadStrip), self.query_one(LoadSummary)
+            workers = self.query_one(WorkersTable)
+            tab = self.query_one(TabbedContent).get_tab(LOADGEN_TAB)
+        except NoMatches:  # the timer can fire while the app tears its widgets down on exit
+            return
+        strip.show(snap)
+        summary.show(snap)
+        workers.update_from(snap)
+        compact = self.screen.has_class("-compact")
+        tab.label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
+        for error in snap.errors[self._load_errors_seen:]:
+            self.notify(error, title="load generator", severity="error", timeout=10)
+        self._load_errors_seen = len(snap.errors)
+
+    def fit_loadgen_footer(self, narrow: bool) -> None:
+        """Narrow terminals: the knobs leave the footer (help and palette still list them).
+
+        Binding.show is fixed per binding, so the app's own binding map is edited; if a
+        Textual release moves it, the knobs simply stay in the footer.
+        """
+        table = getattr(getattr(self, "_bindings", None), "key_to_bindings", None)
+        if self.loadgen is None or not isinstance(table, dict):
+            return
+        changed = False
+        for items in table.values():
+            for i, b in enumerate(items):
+                if b.action in FOOTER_OPTIONAL and b.show == narrow:
+                    items[i] = replace(b, show=not narrow)
+                    changed = True
+        if changed:
+            self.refresh_bindings()
+
+    def loadgen_help(self) -> list[tuple[str, Iterable]]:
+        return [("load generator", LOADGEN_BINDINGS)] if self.loadgen is not None else []
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in LOADGEN_ACTIONS and self.loadgen is None:
+            return False  # plain `watch`: hidden from the footer, the palette and the keys
+        return super().check_action(action, parameters)
+
+    # --- the knobs -------------------------------------------------------------------------
+
+    def _stats(self) -> LoadSnapshot:
+        return self.loadgen.stats()
+
+    def _newest_live(self) -> str | None:
+        live = [w for w in self._stats().workers if w.alive]
+        return live[-1].name if live else None
+
+    def action_show_loadgen(self) -> None:
+        self.query_one(TabbedContent).active = LOADGEN_TAB
+        self.query_one(WorkersTable).focus()
+
+    def action_add_worker(self) -> None:
+        target = self._stats().target_workers + 1
+        self.loadgen.add_worker()
+        self.notify(f"adding a worker: {target} wanted", timeout=3)
+
+    def action_remove_worker(self) -> None:
+        snap = self._stats()
+        if snap.target_workers == 0:
+            self.notify("no worker left to remove", severity="warning", timeout=3)
+            return
+        self.loadgen.remove_worker()
+        self.notify(f"stopping {self._newest_live() or 'a worker'}: "
+                    f"{snap.target_workers - 1} wanted (its jobs go back to ready)", timeout=3)
+
+    def action_cycle_strategy(self) -> None:
+        current = self.loadgen.settings.strategy
+        order = list(STRATEGIES)
+        new = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
+        self.loadgen.set_strategy(new)
+        hint = STRATEGY_HINTS.get(new, "")
+        if new == "for-update" and not self.loadgen.settings.hold_tx:
+            hint += "; claims commit at once, so waits are brief: press t (hold transaction) " \
+                    "or z (stall a worker) to see them pile up behind one blocker"
+        self.notify(f"strategy {new}: {hint}", timeout=6)
+
+    def action_toggle_hold_tx(self) -> None:
+        on = not self.loadgen.settings.hold_tx
+        self.loadgen.set_hold_tx(on)
+        self.notify("hold transaction ON: workers keep the claim transaction open while "
+                    "they work" if on else "hold transaction off: claims commit before work",
+                    timeout=5)
+
+    def action_crash_worker(self) -> None:
+        name = self._newest_live()
+        if name is None:
+            self.notify("no live worker to crash", severity="warning", timeout=3)
+            return
+        self.loadgen.crash_worker()
+        self.notify(f"{name} will exit hard after its next claim: its job becomes a stale "
+                    "lease; a new worker replaces it", timeout=5)
+
+    def action_stall_worker(self) -> None:
+        name = self._newest_live()
+        if name is None:
+            self.notify("no live worker to stall", severity="warning", timeout=3)
+            return
+        self.loadgen.stall_worker(STALL_S)
+        self.notify(f"{name} sits idle in a transaction holding a row lock for {STALL_S:g}s",
+                    timeout=5)
+
+    def action_toggle_producer(self) -> None:
+        paused = not self._stats().producer_paused
+        self.loadgen.pause_producer(paused)
+        self.notify("producer paused: no new jobs" if paused else "producer resumed",
+                    timeout=3)

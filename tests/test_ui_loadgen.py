@@ -1,0 +1,191 @@
+"""The load generator in the dashboard: its panel, its keys, and no worker left behind."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+from helpers import wait_until
+from test_ui_live import INTERVAL, demo_spec, until
+from ui_snapshots import FixedLoadGen, fixed_history, fixed_load_snapshot
+from ui_snapshots import demo_spec as fixed_spec
+
+from dashboard.cli import main
+from dashboard.loadgen import LoadGenerator, LoadSettings
+from dashboard.ui.app import QueuetopApp
+from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
+from dashboard.ui.screens.help import binding_rows
+from dashboard.ui.widgets.loadgen_panel import LoadStrip, WorkersTable
+
+WORKERS_SQL = ("SELECT count(*) FROM pg_stat_activity "
+               "WHERE application_name LIKE 'queuetop-worker-%'")
+
+
+def fixed_app(loadgen=None) -> QueuetopApp:
+    return QueuetopApp(fixed_spec(), None, poll=False, snapshots=fixed_history(),
+                       loadgen=loadgen)
+
+
+def run(app: QueuetopApp, body, size=(120, 40)):
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await body(pilot)
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (200, 50)])
+def test_loadgen_panel_snapshot(snap_compare, size):
+    assert snap_compare(fixed_app(FixedLoadGen()), terminal_size=size, press=["5"])
+
+
+def test_plain_watch_hides_the_loadgen_keys_and_panel():
+    async def body(pilot):
+        app = pilot.app
+        assert all(app.check_action(a, ()) is False for a in LOADGEN_ACTIONS)
+        assert not app.query(LoadStrip) and not app.query(WorkersTable)
+        sections = dict(app.binding_sections())
+        assert "load generator" not in sections
+        assert not any(b.action in LOADGEN_ACTIONS for b in sections["dashboard"])
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Add worker" not in commands and "Locks" in commands
+        await pilot.press("w", "s", "5")  # nothing happens, nothing breaks
+        assert app.query_one("#tables").active == "tab-locks"
+    run(fixed_app(), body)
+
+
+def test_keys_drive_the_generator_and_say_what_they_did():
+    gen = FixedLoadGen()
+
+    async def body(pilot):
+        app = pilot.app
+        assert ("start",) in gen.calls
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        described = {text for _, _, text in binding_rows(app.binding_sections())}
+        for binding in LOADGEN_BINDINGS:
+            assert binding.description in titles and binding.tooltip in described
+        assert ("load generator", "!", LOADGEN_BINDINGS[5].tooltip) in \
+            binding_rows(app.binding_sections())
+        await pilot.press("w", "W", "s", "t", "exclamation_mark", "z", "P")
+        await pilot.pause()
+        called = [c for c in gen.calls if c[0] != "start"]
+        assert called == [("add_worker",), ("remove_worker",), ("set_strategy", "nowait"),
+                          ("set_hold_tx", False), ("crash_worker",), ("stall_worker", 15.0),
+                          ("pause_producer", True)]
+        messages = " | ".join(n.message for n in app._notifications)
+        for text in ("5 wanted", "stopping queuetop-worker-4", "strategy nowait",
+                     "hold transaction off", "queuetop-worker-4 will exit hard",
+                     "idle in a transaction", "producer paused"):
+            assert text in messages
+        await pilot.press("5")
+        assert app.query_one("#tables").active == LOADGEN_TAB
+        table = app.query_one(WorkersTable)
+        assert app.focused is table and list(table.items) == ["k2", "k3", "k4", "k5"]
+        assert str(table.get_cell("k4", "state")) == "STALLED"
+        assert "load generator" in dict(app.binding_sections())
+    run(fixed_app(gen), body)
+    assert gen.calls[-1] == ("stop",)  # leaving the app stops the workers
+
+
+def test_double_claims_are_shouted():
+    async def body(pilot):
+        strip = str(pilot.app.query_one(LoadStrip).render())
+        assert "DOUBLE CLAIMS 2" in strip
+    run(fixed_app(FixedLoadGen(fixed_load_snapshot(double_claims=2))), body)
+
+
+def test_a_refresh_during_teardown_is_harmless():
+    async def body(pilot):
+        app = pilot.app
+        await app.query_one("#tables").remove()  # as on exit: widgets go before the app
+        app.refresh_loadgen()  # the timer may still fire once
+    run(fixed_app(FixedLoadGen()), body)
+
+
+def worker_sessions(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(WORKERS_SQL).fetchone()[0]
+
+
+def running(pid: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, TypeError):
+        return False
+
+
+def test_demo_flow_for_update_pile_up_and_no_orphans(dsn):
+    asyncio.run(_demo_flow_for_update_pile_up_and_no_orphans(dsn))
+
+
+async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
+    spec = demo_spec(dsn)
+    settings = LoadSettings(workers=3, prefill=200, rate=30.0, work_ms=40.0, lease_s=10.0)
+    gen = LoadGenerator(dsn, spec, settings)
+    app = QueuetopApp(spec, dsn, interval=INTERVAL, loadgen=gen)
+    pids: set[int] = set()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.query_one(WorkersTable)
+        await until(pilot, lambda: app.load_stats and app.load_stats.live_workers == 3, 30)
+        await pilot.press("5")
+        await until(pilot, lambda: len(table.items) == 3)
+        # jobs flow: the database's done count rises, poll after poll
+        await until(pilot, lambda: app.snapshot and app.snapshot.counts.get("done", 0) > 0)
+        done = app.snapshot.counts["done"]
+        await until(pilot, lambda: app.snapshot.counts["done"] > done + 10)
+        assert "workers 3/3" in str(app.query_one(LoadStrip).render())
+
+        await pilot.press("w")
+        await until(pilot, lambda: app.load_stats.live_workers == 4, 30)
+        await until(pilot, lambda: len(table.items) == 4)
+        pids |= {w.pid for w in app.load_stats.workers}
+        await pilot.press("W")
+        await until(pilot, lambda: app.load_stats.live_workers == 3
+                    and len(app.load_stats.workers) == 3, 30)
+
+        # for-update with the claim transaction held: everyone queues behind one row
+        await pilot.press("t", "s")
+        assert gen.settings.strategy == "for-update" and gen.settings.hold_tx
+
+        def piled_up():
+            snap = app.snapshot
+            roots = {w.chain[0] for w in snap.waiting if w.chain}
+            return len(snap.waiting) >= 2 and len(roots) == 1 and \
+                all(w.application_name.startswith("queuetop-worker-") for w in snap.waiting)
+        await until(pilot, piled_up, 20)
+        await pilot.press("2")
+        waiting = app.table("waiting")
+        await until(pilot, lambda: any(" blocks " in str(waiting.get_row_at(i)[0])
+                                       for i in range(waiting.row_count)))
+        pids |= {w.pid for w in app.load_stats.workers}
+        assert app.load_stats.double_claims == 0
+    assert await asyncio.to_thread(gen.wait, 30)
+    assert worker_sessions(dsn) == 0
+    assert not [pid for pid in pids if running(pid)]
+    assert gen.stats().double_claims == 0
+
+
+def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monkeypatch):
+    seen = {}
+
+    def fake_run(app):  # the real app's lifecycle is tested above; here: the CLI's wiring
+        gen = app.loadgen
+        gen.start()  # what the mounted app does
+        wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
+        wait_until(lambda: gen.stats().totals["completed"] > 0, timeout=10)
+        seen.update(strategy=gen.settings.strategy, pids=[w.pid for w in gen.stats().workers])
+        raise KeyboardInterrupt  # Ctrl-C, or any crash of the app
+
+    monkeypatch.setattr(QueuetopApp, "run", fake_run)
+    assert main(["demo", "--dsn", dsn, "--workers", "2", "--strategy", "nowait"]) == 130
+    assert seen["strategy"] == "nowait" and len(seen["pids"]) == 2
+    assert worker_sessions(dsn) == 0
+    assert not [pid for pid in seen["pids"] if running(pid)]
+
+    started = []
+    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.loadgen))
+    assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
+    assert started == [None]
+
