@@ -53,8 +53,15 @@ def age(seconds: float | None) -> str:
 
 
 def one_line(text: str, width: int) -> str:
-    """Whitespace folded, cut with an ellipsis to `width` characters."""
-    flat = " ".join(text.split())
+    """Whitespace folded, cut with an ellipsis to `width` characters.
+
+    Leading `--` comment lines are dropped: in a narrow column the statement itself says
+    more than its comment (the detail view shows both).
+    """
+    lines = text.strip().splitlines()
+    while len(lines) > 1 and lines[0].lstrip().startswith("--"):
+        lines.pop(0)
+    flat = " ".join(" ".join(lines).split())
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
 
 

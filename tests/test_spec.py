@@ -117,3 +117,12 @@ def test_wait_chain_follows_first_blocker_to_the_root():
     assert wait_chain(40, blocked_by) == (10, 40)
     assert wait_chain(10, blocked_by) == (10,)
     assert wait_chain(1, {1: (2,), 2: (1,)}) == (2, 1)  # a deadlock cycle stops
+
+
+def test_one_line_drops_leading_sql_comments_and_cuts_with_ellipsis():
+    from dashboard.report import one_line
+
+    query = "-- purpose: claim a job\n-- second\nSELECT  id\nFROM jobs FOR UPDATE"
+    assert one_line(query, 80) == "SELECT id FROM jobs FOR UPDATE"
+    assert one_line(query, 10) == "SELECT id…"
+    assert one_line("-- only a comment", 80) == "-- only a comment"
