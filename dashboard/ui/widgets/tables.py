@@ -26,7 +26,7 @@ class LocksTable(DiffTable):
     SHORT_TITLE = "Locks"
     COLUMNS = (
         Col("pid", "pid", 7), Col("granted", "held", 4), Col("mode", "mode", 19),
-        Col("type", "type", 8), Col("relation", "relation", 20), Col("app", "application", 12),
+        Col("type", "type", 8), Col("relation", "relation", 20), Col("app", "application", 18),
         Col("n", "n", 3), Col("wait", "waiting", 7), Col("query", "query", QUERY_WIDTH),
     )
 
@@ -77,7 +77,7 @@ class WaitingTable(DiffTable):
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
         Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9),
-        Col("what", "state / wait event", 19), Col("app", "application", 14),
+        Col("what", "state / wait event", 19), Col("app", "application", 18),
         Col("query", "query", QUERY_WIDTH),
     )
 
@@ -133,7 +133,7 @@ class IdleTable(DiffTable):
     BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7), Col("xact", "xact age", 8), Col("idle", "idle", 8),
-        Col("xmin", "xmin age", 9), Col("locks", "locks", 5), Col("app", "application", 14),
+        Col("xmin", "xmin age", 9), Col("locks", "locks", 5), Col("app", "application", 18),
         Col("user", "user", 10), Col("query", "last query", QUERY_WIDTH),
     )
 
@@ -163,7 +163,7 @@ class StaleLeaseTable(DiffTable):
     ]
     COLUMNS = (
         Col("id", "job id", 9), Col("mark", "✓", 1), Col("overdue", "overdue", 7),
-        Col("worker", "worker", 12), Col("alive", "alive", 5), Col("token", "token", 5),
+        Col("worker", "worker", 18), Col("alive", "alive", 5), Col("token", "token", 5),
         Col("attempts", "tries", 5), Col("started", "started at", 10), Col("status", "status", 8),
     )
 
