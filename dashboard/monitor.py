@@ -35,14 +35,15 @@ from dashboard.models import (
 
 T = TypeVar("T")
 ROW_LIMIT = 1000  # per table of the snapshot; the UI shows the worst first
-_COLUMN_TYPES = {
-    "created_at": "timestamptz",
-    "started_at": "timestamptz",
-    "worker": "text",
-    "attempts": "int",
-    "lease_until": "timestamptz",
-    "lease_token": "bigint",
-    "last_error": "text",
+# What an optional column reads as when the spec has no such column: a typed NULL.
+_ABSENT_COLUMN = {
+    "created_at": sql.SQL("NULL::timestamptz"),
+    "started_at": sql.SQL("NULL::timestamptz"),
+    "worker": sql.SQL("NULL::text"),
+    "attempts": sql.SQL("NULL::int"),
+    "lease_until": sql.SQL("NULL::timestamptz"),
+    "lease_token": sql.SQL("NULL::bigint"),
+    "last_error": sql.SQL("NULL::text"),
 }
 
 
@@ -55,13 +56,9 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
         "status": sql.Identifier(cols.status),
         "status_type": sql.SQL(spec.column_types.get(cols.status, "text")),
     }
-    for name, null_type in _COLUMN_TYPES.items():
+    for name, absent in _ABSENT_COLUMN.items():
         column = getattr(cols, name)
-        parts[name] = (
-            sql.SQL("t.{}").format(sql.Identifier(column))
-            if column
-            else sql.SQL(f"NULL::{null_type}")
-        )
+        parts[name] = sql.SQL("t.{}").format(sql.Identifier(column)) if column else absent
     return parts
 
 
