@@ -59,28 +59,28 @@ class DepthPlot(HistoryPlot):
         return top
 
 
-class ThroughputPlot(HistoryPlot):
+class SeriesPlot(HistoryPlot):
+    """One history series as one line."""
+
+    SERIES = ""  # the History attribute to draw
+    COLOR = ""
+
+    def draw(self, plt, xs: list[float]) -> float:
+        ys = list(getattr(self.history, self.SERIES))
+        plt.plot(xs, ys, color=self.COLOR, marker="braille")
+        return max(ys)
+
+
+class ThroughputPlot(SeriesPlot):
     TITLE = "Throughput (jobs done/s)"
-
-    def draw(self, plt, xs: list[float]) -> float:
-        ys = list(self.history.throughput)
-        plt.plot(xs, ys, color="green", marker="braille")
-        return max(ys)
+    SERIES, COLOR = "throughput", "green"
 
 
-class OldestReadyPlot(HistoryPlot):
+class OldestReadyPlot(SeriesPlot):
     TITLE = "Oldest ready job (age, s)"
-
-    def draw(self, plt, xs: list[float]) -> float:
-        ys = list(self.history.oldest_ready_s)
-        plt.plot(xs, ys, color="cyan", marker="braille")
-        return max(ys)
+    SERIES, COLOR = "oldest_ready_s", "cyan"
 
 
-class WaitingPlot(HistoryPlot):
+class WaitingPlot(SeriesPlot):
     TITLE = "Sessions waiting on locks"
-
-    def draw(self, plt, xs: list[float]) -> float:
-        ys = list(self.history.waiting)
-        plt.plot(xs, ys, color="red", marker="braille")
-        return max(ys)
+    SERIES, COLOR = "waiting", "red"
