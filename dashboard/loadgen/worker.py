@@ -121,8 +121,7 @@ class Worker:
         def prepare(name: str, query: bytes, *varying: str) -> Statement:
             return Statement(self.conn, f"queuetop_{name}", query, self.fixed, varying)
 
-        self.claims = {s: prepare(f"claim_{s.replace('-', '_')}", q, "batch")
-                       for s, q in self.sql.claims.items()}
+        self.claims: dict[tuple[str, int], Statement] = {}  # by (strategy, batch), made on use
         self.complete = prepare("complete", self.sql.complete, "id", "token")
         self.fail = prepare("fail", self.sql.fail, "id", "token", "error")
         self.release_one = prepare("release", self.sql.release, "id", "token")
@@ -130,11 +129,19 @@ class Worker:
             if self.sql.renew is not None else None
         self.fail_message = f"simulated failure in {self.name}"
 
+    def claim_statement(self, strategy: str, batch: int) -> Statement:
+        stmt = self.claims.get((strategy, batch))
+        if stmt is None:
+            stmt = self.claims[strategy, batch] = Statement(
+                self.conn, f"queuetop_claim_{strategy.replace('-', '_')}_{batch}",
+                self.sql.claims[strategy], {**self.fixed, "batch": batch})
+        return stmt
+
     def claim(self) -> list[tuple[Any, Any]]:
         s = self.settings
         started = time.perf_counter()
         try:
-            rows = self.claims[s.strategy].run(s.batch)
+            rows = self.claim_statement(s.strategy, s.batch).run()
         except LOCK_ERRORS:
             self.counts["lock_errors"] += 1
             if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -236,7 +243,7 @@ class Worker:
         seconds, self.stall_for = self.stall_for, 0.0
         self.counts["stalls"] += 1
         with self.conn.transaction(force_rollback=True):
-            self.claims["skip-locked"].run(1)
+            self.claim_statement("skip-locked", 1).run()
             self.sleep(seconds)
 
     def run(self) -> int:
