@@ -74,7 +74,7 @@ class Statement:
         self.query, names = bind_fixed(query, fixed, varying, self._tx.as_literal)
         # position in run()'s arguments of each $n
         self._args = [list(varying).index(n) for n in names]
-        self._loaders: list[Any] | None = None
+        self._columns: list[tuple[int, Any]] | None = None  # (column, its loader)
         self.prepared = False
 
     def _encode(self, value: Any) -> bytes | None:
@@ -104,11 +104,10 @@ class Statement:
         ntuples = res.ntuples
         if not ntuples:
             return []
-        loaders = self._loaders
-        if loaders is None:
-            loaders = self._loaders = [self._tx.get_loader(res.ftype(c), _TEXT).load
-                                       for c in range(res.nfields)]
+        if self._columns is None:
+            self._columns = [(c, self._tx.get_loader(res.ftype(c), _TEXT).load)
+                             for c in range(res.nfields)]
         get = res.get_value
-        return [tuple(None if (v := get(r, c)) is None else load(v)
-                      for c, load in enumerate(loaders))
+        columns = self._columns
+        return [tuple([None if (v := get(r, c)) is None else load(v) for c, load in columns])
                 for r in range(ntuples)]
