@@ -19,6 +19,7 @@ import psycopg
 from psycopg import errors
 
 from dashboard.loadgen import faults
+from dashboard.loadgen.prepared import Statement
 from dashboard.loadgen.settings import LoadSettings
 from dashboard.loadgen.stats import COUNTERS, LOCK_WAIT_MS
 from dashboard.loadgen.strategies import QueueSql, build
@@ -111,20 +112,36 @@ class Worker:
         self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.name,
                                     connect_timeout=5)
         self.sql = self.sql.rendered(self.conn)
-        self.cur = self.conn.cursor()  # one cursor for the hot loop
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
             self.conn.execute("SET client_connection_check_interval = 1000")
+        # the hot loop's statements: prepared once per session, one round trip per run
+        self.fixed = {**self.sql.values, "worker": self.name, "lease_s": self.settings.lease_s}
 
-    def params(self, **extra: Any) -> dict[str, Any]:
-        return {**self.sql.values, "worker": self.name, "lease_s": self.settings.lease_s, **extra}
+        def prepare(name: str, query: bytes, *varying: str) -> Statement:
+            return Statement(self.conn, f"queuetop_{name}", query, self.fixed, varying)
+
+        self.claims: dict[tuple[str, int], Statement] = {}  # by (strategy, batch), made on use
+        self.complete = prepare("complete", self.sql.complete, "id", "token")
+        self.fail = prepare("fail", self.sql.fail, "id", "token", "error")
+        self.release_one = prepare("release", self.sql.release, "id", "token")
+        self.renew_one = prepare("renew", self.sql.renew, "id", "token") \
+            if self.sql.renew is not None else None
+        self.fail_message = f"simulated failure in {self.name}"
+
+    def claim_statement(self, strategy: str, batch: int) -> Statement:
+        stmt = self.claims.get((strategy, batch))
+        if stmt is None:
+            stmt = self.claims[strategy, batch] = Statement(
+                self.conn, f"queuetop_claim_{strategy.replace('-', '_')}_{batch}",
+                self.sql.claims[strategy], {**self.fixed, "batch": batch})
+        return stmt
 
     def claim(self) -> list[tuple[Any, Any]]:
         s = self.settings
         started = time.perf_counter()
         try:
-            claim = self.sql.claims[s.strategy]
-            rows = self.cur.execute(claim, self.params(batch=s.batch)).fetchall()
+            rows = self.claim_statement(s.strategy, s.batch).run()
         except LOCK_ERRORS:
             self.counts["lock_errors"] += 1
             if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -144,23 +161,22 @@ class Worker:
         return rows
 
     def renew(self, job: Any, token: Any) -> None:
-        if self.sql.renew is None:
+        if self.renew_one is None:
             return
-        if self.cur.execute(self.sql.renew, self.params(id=job, token=token)).fetchone():
+        if self.renew_one.run(job, token):
             self.counts["renewals"] += 1
 
     def finish(self, job: Any, token: Any) -> None:
         """Complete or fail one job: a short statement guarded by the lease token."""
         self.finished.append((job, token, time.time()))
         if faults.happens(self.rng, self.settings.fail_rate):
-            row = self.cur.execute(self.sql.fail, self.params(
-                id=job, token=token, error=f"simulated failure in {self.name}")).fetchone()
-            if row is None:
+            rows = self.fail.run(job, token, self.fail_message)
+            if not rows:
                 self.counts["fenced"] += 1
             else:
                 self.counts["failed"] += 1
-                self.counts["dead"] += row[0] == self.sql.values["terminal"]
-        elif self.cur.execute(self.sql.complete, self.params(id=job, token=token)).fetchone():
+                self.counts["dead"] += rows[0][0] == self.sql.values["terminal"]
+        elif self.complete.run(job, token):
             self.counts["completed"] += 1
         else:
             self.counts["fenced"] += 1
@@ -168,7 +184,7 @@ class Worker:
     def release(self, jobs: list[tuple[Any, Any]]) -> None:
         for job, token in jobs:
             self.finished.append((job, token, time.time()))
-            if self.cur.execute(self.sql.release, self.params(id=job, token=token)).fetchone():
+            if self.release_one.run(job, token):
                 self.counts["released"] += 1
 
     # --- one turn of the loop ------------------------------------------------------------
@@ -227,7 +243,7 @@ class Worker:
         seconds, self.stall_for = self.stall_for, 0.0
         self.counts["stalls"] += 1
         with self.conn.transaction(force_rollback=True):
-            self.cur.execute(self.sql.claims["skip-locked"], self.params(batch=1)).fetchall()
+            self.claim_statement("skip-locked", 1).run()
             self.sleep(seconds)
 
     def run(self) -> int:
