@@ -287,17 +287,17 @@ def state_warnings(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...
     )
 
 
-def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...]:
-    """Spec values that match no row right now: often a typo, so worth one warning at start.
+def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> str | None:
+    """One warning naming the spec values that match no row right now, or None.
 
-    Not an error, and not repeated on every poll: a healthy queue may simply have no
-    failed jobs yet.
+    Often a typo, so worth a line at start; not an error, and not repeated on every
+    poll: a healthy queue may simply have no failed jobs yet.
     """
     if not by_status or spec.source == "flags":
-        return ()
-    return tuple(
-        f"{role} value {value!r} matches no row in {spec.table}"
-        for role in ROLES
-        for value in spec.values(role)
-        if value not in by_status
-    )
+        return None
+    missing = [f"{role}={value!r}" for role in ROLES for value in spec.values(role)
+               if value not in by_status]
+    if not missing:
+        return None
+    return (f"no rows in {spec.table} with {', '.join(missing)}; "
+            "if such rows should exist, check [queue.states]")

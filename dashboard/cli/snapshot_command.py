@@ -20,7 +20,8 @@ def run_snapshot(args: argparse.Namespace) -> int:
     _, conn, spec = open_queue(args)
     with conn:
         snap = monitor.collect(conn, spec)
-    for warning in config.unmatched_values(spec, snap.by_status):
+    warning = config.unmatched_values(spec, snap.by_status)
+    if warning:
         print(f"queuetop: warning: {warning}", file=sys.stderr)
     print(report.snapshot_json(snap) if args.json else report.snapshot_text(snap))
     return 0
