@@ -98,3 +98,14 @@ def test_unknown_flag(tmp_path):
 def test_bad_duration(tmp_path):
     result = run_cli("snapshot", "--stale-after", "soon", env_home=str(tmp_path))
     assert_one_line_error(result, "bad --stale-after 'soon'")
+
+
+def test_state_value_matching_no_row_is_a_warning_not_an_error(node_jobs_db, connect, tmp_path):
+    connect(autocommit=True).execute("INSERT INTO jobs (status) VALUES ('pending'), ('done')")
+    result = run_cli("snapshot", "--dsn", node_jobs_db, "--preset", "node-jobs",
+                     env_home=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == (
+        "queuetop: warning: no rows in public.jobs with running='processing', "
+        "failed='failed'; if such rows should exist, check [queue.states]")
+    assert "ready    1" in result.stdout
