@@ -182,3 +182,21 @@ def test_missing_ages_from_pg_stat_activity_do_not_break_the_tables():
         assert table.row_count == 3
         assert str(table.get_row_at(2)[1]) == "-"  # shown last, age unknown
     run(fixed_app([snap]), body)
+
+
+def test_cells_kept_across_refreshes_render_like_fresh_ones_and_click_where_they_are():
+    async def body(pilot):
+        app = pilot.app
+        idle = app.table("idle")
+        await pilot.press("3", "down")
+        for step in (1, 2, 3):  # ages tick, and two rows leave the top: zebra stripes stay
+            snap = fixed_snapshot(step, rows=40)
+            rest = snap.idle_in_transaction[2 * step:]
+            app.apply_snapshot(replace(snap, idle_in_transaction=rest))
+            await pilot.pause()
+            kept = [list(idle.render_line(y)) for y in range(idle.size.height)]
+            idle._clear_caches()
+            assert kept == [list(idle.render_line(y)) for y in range(idle.size.height)]
+        await pilot.click(idle, offset=(3, 4))  # below the header: the fourth row
+        assert idle.cursor_row == 3
+    run(fixed_app([fixed_snapshot(0, rows=40)]), body)
