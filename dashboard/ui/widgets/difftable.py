@@ -165,6 +165,10 @@ class DiffTable(DataTable):
             self._require_update_dimensions = False
             new_rows = self._new_rows.copy()
             self._new_rows.clear()
+            # it measures every cell of a new row to widen auto-width columns; ours have
+            # fixed widths, one-line rows and no labels, so only the table's size is left
+            if not any(c.auto_width for c in self.columns.values()):
+                new_rows = set()
             self._update_dimensions(new_rows)
 
     def flush(self) -> None:
