@@ -254,7 +254,10 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             title = table.SHORT_TITLE if compact else table.TITLE
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
-            tabs.get_tab(pane_id).label = f"{title} {len(table.items)}"
+            label = f"{title} {len(table.items)}"
+            tab = tabs.get_tab(pane_id)
+            if tab.label_text != label:  # a new label lays the tab row out again
+                tab.label = label
 
     def action_show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)
