@@ -30,6 +30,25 @@ class Col:
     width: int
 
 
+def _moved(lines: list, old_base: Style, new_base: Style, old_row: int, new_row: int,
+           column: int) -> list | None:
+    """A cell's rendering at a new row position, or None if it must be rendered again.
+
+    The meta (row, column) is what a mouse click reads, so it must say where the cell is
+    now. A new row style (zebra stripe) can only be swapped in for a plain cell: one
+    whose every segment has exactly the old row style, as our unstyled Text cells do.
+    """
+    meta = Style.from_meta({"row": new_row, "column": column})
+    if old_base == new_base:
+        return [[Segment(seg.text, (seg.style or _PLAIN) + meta, seg.control) for seg in line]
+                for line in lines]
+    old = old_base + Style.from_meta({"row": old_row, "column": column})
+    if any(seg.style != old or seg.control for line in lines for seg in line):
+        return None
+    new = new_base + meta
+    return [[Segment(seg.text, new) for seg in line] for line in lines]
+
+
 class KeyedText(Text):
     """The first cell of a row: carries its row key so sort() can order rows by key."""
 
@@ -101,7 +120,8 @@ class DiffTable(DataTable):
         single ticking age re-renders every visible cell. _diff replaces a cell's value
         object only when the value changed, so the object itself tells a cached rendering
         from a stale one; the rest of what shapes the cell is in the key. A row that only
-        moved (a row above it left) keeps its rendering with the new position in its meta.
+        moved (a row above it left) keeps its text: its segments get the new position
+        (the meta a mouse click reads) and, if it changed stripe, the new row style.
         """
         render = super()._render_cell
         cells = self._cells
@@ -111,19 +131,18 @@ class DiffTable(DataTable):
             return render(row_index, column_index, base_style, width, cursor, hover)
         column_key = self._column_locations.get_key(column_index)
         value = self._data[row_key].get(column_key)
-        key = (row_key, column_key, column_index, row.height, base_style, width, cursor, hover,
+        key = (row_key, column_key, column_index, row.height, width, cursor, hover,
                self.show_cursor, self._show_hover_cursor, self._pseudo_class_state)
         hit = cells.get(key)
+        lines = None
         if hit is not None and hit[0] is value:
-            if hit[1] == row_index:
-                return hit[2]
-            # the meta (row, column) is what a mouse click reads: it must say where it is now
-            meta = Style.from_meta({"row": row_index, "column": column_index})
-            lines = [[Segment(seg.text, (seg.style or _PLAIN) + meta, seg.control)
-                      for seg in line] for line in hit[2]]
-        else:
+            _, old_index, old_base, old_lines = hit
+            if old_index == row_index and old_base == base_style:
+                return old_lines
+            lines = _moved(old_lines, old_base, base_style, old_index, row_index, column_index)
+        if lines is None:
             lines = render(row_index, column_index, base_style, width, cursor, hover)
-        cells[key] = (value, row_index, lines)
+        cells[key] = (value, row_index, base_style, lines)
         return lines
 
     def _clear_caches(self) -> None:
