@@ -182,3 +182,35 @@ def test_missing_ages_from_pg_stat_activity_do_not_break_the_tables():
         assert table.row_count == 3
         assert str(table.get_row_at(2)[1]) == "-"  # shown last, age unknown
     run(fixed_app([snap]), body)
+
+
+def test_cells_kept_across_refreshes_render_like_fresh_ones_and_click_where_they_are():
+    async def body(pilot):
+        app = pilot.app
+        idle = app.table("idle")
+        await pilot.press("3", "down")
+        # ages tick, and rows leave the top: two (stripes stay), then one (stripes swap)
+        for step, gone in ((1, 2), (2, 4), (3, 6), (4, 7), (5, 8)):
+            snap = fixed_snapshot(step, rows=40)
+            rest = snap.idle_in_transaction[gone:]
+            app.apply_snapshot(replace(snap, idle_in_transaction=rest))
+            await pilot.pause()
+            kept = [list(idle.render_line(y)) for y in range(idle.size.height)]
+            idle._clear_caches()
+            assert kept == [list(idle.render_line(y)) for y in range(idle.size.height)]
+        await pilot.click(idle, offset=(3, 4))  # below the header: the fourth row
+        assert idle.cursor_row == 3
+    run(fixed_app([fixed_snapshot(0, rows=40)]), body)
+
+
+def test_plots_keep_each_buckets_lowest_and_highest_point_in_time_order():
+    from dashboard.ui.widgets.plots import downsample
+
+    xs = list(range(300))
+    ys = [(i * 37) % 101 for i in xs]
+    ys[123] = 1000  # a spike must survive
+    dx, dy = downsample(xs, ys, 70)
+    assert len(dx) <= 140 and dx == sorted(dx) and 1000 in dy
+    assert min(dy) == min(ys) and all(ys[x] == y for x, y in zip(dx, dy, strict=True))
+    assert downsample(xs[:100], ys[:100], 70) == (xs[:100], ys[:100])
+    assert downsample(xs, ys, 0) == (xs, ys)

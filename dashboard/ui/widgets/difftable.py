@@ -6,7 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellKey, RowKey
 
@@ -17,12 +20,33 @@ except ImportError:  # pragma: no cover - a Textual without it: fall back to rem
 
 from dashboard.report import one_line
 
+_PLAIN = Style()
+
 
 @dataclass(frozen=True)
 class Col:
     key: str
     label: str
     width: int
+
+
+def _moved(lines: list, old_base: Style, new_base: Style, old_row: int, new_row: int,
+           column: int) -> list | None:
+    """A cell's rendering at a new row position, or None if it must be rendered again.
+
+    The meta (row, column) is what a mouse click reads, so it must say where the cell is
+    now. A new row style (zebra stripe) can only be swapped in for a plain cell: one
+    whose every segment has exactly the old row style, as our unstyled Text cells do.
+    """
+    meta = Style.from_meta({"row": new_row, "column": column})
+    if old_base == new_base:
+        return [[Segment(seg.text, (seg.style or _PLAIN) + meta, seg.control) for seg in line]
+                for line in lines]
+    old = old_base + Style.from_meta({"row": old_row, "column": column})
+    if any(seg.style != old or seg.control for line in lines for seg in line):
+        return None
+    new = new_base + meta
+    return [[Segment(seg.text, new) for seg in line] for line in lines]
 
 
 class KeyedText(Text):
@@ -55,12 +79,15 @@ class DiffTable(DataTable):
     _pending: Sequence | None = None
     _batching = False  # class defaults: DataTable.__init__ refreshes before ours runs
     _batched_layout = False
+    _cells: LRUCache | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.items: dict[str, Any] = {}
         self._raw: dict[str, tuple] = {}  # the values behind each row, before formatting
         self._order: dict[str, int] = {}
+        # (cell position and look) -> (value, rendering): see _render_cell
+        self._cells = LRUCache(10000)
         for col in self.COLUMNS:
             self.add_column(col.label, width=col.width, key=col.key)
 
@@ -85,6 +112,44 @@ class DiffTable(DataTable):
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def _render_cell(self, row_index: int, column_index: int, base_style, width: int,
+                     cursor: bool = False, hover: bool = False):
+        """A cell keeps its rendering until its own value changes.
+
+        DataTable keys its cell cache on one counter that every update_cell bumps, so a
+        single ticking age re-renders every visible cell. _diff replaces a cell's value
+        object only when the value changed, so the object itself tells a cached rendering
+        from a stale one; the rest of what shapes the cell is in the key. A row that only
+        moved (a row above it left) keeps its text: its segments get the new position
+        (the meta a mouse click reads) and, if it changed stripe, the new row style.
+        """
+        render = super()._render_cell
+        cells = self._cells
+        row_key = self._row_locations.get_key(row_index) if row_index >= 0 else None
+        row = self.rows.get(row_key) if row_key is not None else None
+        if cells is None or row is None or column_index < 0:
+            return render(row_index, column_index, base_style, width, cursor, hover)
+        column_key = self._column_locations.get_key(column_index)
+        value = self._data[row_key].get(column_key)
+        key = (row_key, column_key, column_index, row.height, width, cursor, hover,
+               self.show_cursor, self._show_hover_cursor, self._pseudo_class_state)
+        hit = cells.get(key)
+        lines = None
+        if hit is not None and hit[0] is value:
+            _, old_index, old_base, old_lines = hit
+            if old_index == row_index and old_base == base_style:
+                return old_lines
+            lines = _moved(old_lines, old_base, base_style, old_index, row_index, column_index)
+        if lines is None:
+            lines = render(row_index, column_index, base_style, width, cursor, hover)
+        cells[key] = (value, row_index, base_style, lines)
+        return lines
+
+    def _clear_caches(self) -> None:
+        super()._clear_caches()
+        if self._cells is not None:
+            self._cells.clear()
+
     def shown(self) -> bool:
         """False while the table sits in a hidden tab (or is otherwise not displayed)."""
         node = self
@@ -106,7 +171,24 @@ class DiffTable(DataTable):
             self._diff(rows)
         finally:
             self._batching = False
+            self._settle_dimensions()
             super().refresh(layout=self._batched_layout)
+
+    def _settle_dimensions(self) -> None:
+        """Size the table for its new rows now, not on the next idle.
+
+        DataTable does this on idle and then repaints every visible row a second time;
+        done here, the one repaint that follows the diff already has the right size.
+        """
+        if getattr(self, "_require_update_dimensions", False) and hasattr(self, "_new_rows"):
+            self._require_update_dimensions = False
+            new_rows = self._new_rows.copy()
+            self._new_rows.clear()
+            # it measures every cell of a new row to widen auto-width columns; ours have
+            # fixed widths, one-line rows and no labels, so only the table's size is left
+            if not any(c.auto_width for c in self.columns.values()):
+                new_rows = set()
+            self._update_dimensions(new_rows)
 
     def flush(self) -> None:
         """Apply the rows that arrived while the table was hidden."""

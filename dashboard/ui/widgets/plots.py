@@ -11,6 +11,28 @@ ROLE_COLORS = {"ready": "cyan", "running": "yellow", "done": "green", "failed": 
                "dead": "magenta"}
 
 
+def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, list]:
+    """At most two points per bucket of consecutive points: its lowest and its highest.
+
+    A line of 300 points on a plot some 70 columns wide draws many segments into the same
+    braille cells, and plotext's cost grows with the points; keeping each bucket's extremes
+    (in time order) draws the same peaks and troughs.
+    """
+    n = len(xs)
+    if buckets < 1 or n <= 2 * buckets:
+        return xs, ys
+    out_x: list[float] = []
+    out_y: list[float] = []
+    for b in range(buckets):
+        lo, hi = b * n // buckets, (b + 1) * n // buckets
+        low = min(range(lo, hi), key=ys.__getitem__)
+        high = max(range(lo, hi), key=ys.__getitem__)
+        for i in sorted({low, high}):
+            out_x.append(xs[i])
+            out_y.append(ys[i])
+    return out_x, out_y
+
+
 class HistoryPlot(PlotextPlot):
     """A plot of one series of the History; subclasses say which."""
 
@@ -24,6 +46,9 @@ class HistoryPlot(PlotextPlot):
     def on_mount(self) -> None:
         super().on_mount()
         self.replot()
+
+    def on_resize(self) -> None:
+        self.replot()  # the points kept depend on the width
 
     def replot(self) -> None:
         plt = self.plt
@@ -42,6 +67,12 @@ class HistoryPlot(PlotextPlot):
         """Plot the series; return the highest y value."""
         raise NotImplementedError
 
+    def line(self, plt, xs: list[float], ys: list[float], color: str) -> float:
+        """One series as a braille line, no more points than the plot has columns for."""
+        # a hidden plot has no width: it keeps every point until a resize shows it
+        plt.plot(*downsample(xs, ys, self.size.width), color=color, marker="braille")
+        return max(ys)
+
 
 class DepthPlot(HistoryPlot):
     TITLE = ("Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] "
@@ -54,8 +85,7 @@ class DepthPlot(HistoryPlot):
             ys = list(self.history.depth[role])
             if role in ("failed", "dead") and not any(ys):
                 continue
-            plt.plot(xs, ys, color=ROLE_COLORS[role], marker="braille")
-            top = max(top, *ys)
+            top = max(top, self.line(plt, xs, ys, ROLE_COLORS[role]))
         return top
 
 
@@ -66,9 +96,7 @@ class SeriesPlot(HistoryPlot):
     COLOR = ""
 
     def draw(self, plt, xs: list[float]) -> float:
-        ys = list(getattr(self.history, self.SERIES))
-        plt.plot(xs, ys, color=self.COLOR, marker="braille")
-        return max(ys)
+        return self.line(plt, xs, list(getattr(self.history, self.SERIES)), self.COLOR)
 
 
 class ThroughputPlot(SeriesPlot):

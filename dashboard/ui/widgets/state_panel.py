@@ -34,14 +34,19 @@ class StatePanel(Static):
     """The queue at a glance; '~' marks planner estimates."""
 
     _last: tuple[Snapshot | None, QueueSpec | None] = (None, None)
+    _shown: tuple | None = None
 
     def on_resize(self) -> None:
         self.show(*self._last)  # the clipping depends on the width
 
     def show(self, snap: Snapshot | None, spec: QueueSpec | None) -> None:
-        self._last = (snap, spec)
+        # the header and every refresh of it show the same snapshot: render it once
+        shown = (id(snap), id(spec), self.content_size)
+        if self._last[0] is snap and self._last[1] is spec and shown == self._shown:
+            return
+        self._last, self._shown = (snap, spec), shown
         if snap is None:
-            self.update(Text("waiting for the first snapshot…", style="dim"))
+            self.update(Text("waiting for the first snapshot…", style="dim"), layout=False)
             return
         width = max(self.content_size.width, 30)
         table = Table.grid(padding=(0, 1), expand=False)
@@ -86,4 +91,5 @@ class StatePanel(Static):
                 notes.append(f"  +{hidden} more", "dim italic")
         for line, style in extra:
             notes.append("\n" + line, style)
-        self.update(Group(table, notes))
+        # a fixed size in app.tcss: new numbers never move anything else on the screen
+        self.update(Group(table, notes), layout=False)

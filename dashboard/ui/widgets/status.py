@@ -37,6 +37,8 @@ STYLES = {
 class StatusBar(Static):
     """One line: server, database, queue table, refresh interval, connection state."""
 
+    _text: Text | None = None
+
     def show(self, *, where: str, queue: str, interval: float, link: LinkState,
              snap: Snapshot | None, read_only: bool, actions: str = "") -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -59,4 +61,6 @@ class StatusBar(Static):
             text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
         if link.reason:
             text.append(f"  {link.reason}", "red")
-        self.update(text)
+        if text != self._text:  # one line, always: a new text never moves anything else
+            self._text = text
+            self.update(text, layout=False)
