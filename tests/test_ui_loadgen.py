@@ -145,8 +145,8 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         await until(pilot, lambda: app.load_stats.live_workers == 3
                     and len(app.load_stats.workers) == 3, 30)
 
-        # for-update with the claim transaction held: everyone queues behind one row
-        await pilot.press("t", "s")
+        # one key: for-update, with the claim transaction held so everyone queues on one row
+        await pilot.press("s")
         assert gen.settings.strategy == "for-update" and gen.settings.hold_tx
 
         def piled_up():
@@ -189,3 +189,22 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
     assert started == [None]
 
+
+
+def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():
+    gen = FixedLoadGen()
+    gen.settings = LoadSettings(strategy="skip-locked", hold_tx=False)
+
+    async def body(pilot):
+        await pilot.press("s")  # skip-locked -> for-update: the claim transaction is held
+        assert (gen.settings.strategy, gen.settings.hold_tx) == ("for-update", True)
+        messages = " | ".join(n.message for n in pilot.app._notifications)
+        assert "hold transaction turned ON" in messages
+        await pilot.press("s")  # -> nowait: what `s` turned on, `s` turns off
+        assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", False)
+        await pilot.press("s", "t", "s")  # an explicit `t` is the operator's own choice
+        assert (gen.settings.strategy, gen.settings.hold_tx) == ("for-update", True)
+        await pilot.press("s")
+        assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", True)
+
+    run(fixed_app(gen), body)

@@ -133,6 +133,17 @@ class FixedLoadGen:
     def stop(self) -> None:
         self.calls.append(("stop",))
 
+    def set_strategy(self, strategy: str) -> None:
+        self.set_knobs(strategy=strategy)
+
+    def set_hold_tx(self, on: bool) -> None:
+        self.set_knobs(hold_tx=on)
+
+    def set_knobs(self, **knobs) -> None:
+        for name, value in knobs.items():
+            self.calls.append((f"set_{name}", value))
+        self.settings = replace(self.settings, **knobs)
+
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)

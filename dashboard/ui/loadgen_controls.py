@@ -175,18 +175,31 @@ class LoadGenControls:
         self.notify(f"stopping {self._newest_live() or 'a worker'}: "
                     f"{snap.target_workers - 1} wanted (its jobs go back to ready)", timeout=3)
 
+    # True while hold-tx is on only because `s` chose for-update: leaving for-update undoes it.
+    _hold_tx_by_strategy = False
+
     def action_cycle_strategy(self) -> None:
         current = self.loadgen.settings.strategy
         order = list(STRATEGIES)
         new = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
-        self.loadgen.set_strategy(new)
         hint = STRATEGY_HINTS.get(new, "")
         if new == "for-update" and not self.loadgen.settings.hold_tx:
-            hint += "; claims commit at once, so waits are brief: press t (hold transaction) " \
-                    "or z (stall a worker) to see them pile up behind one blocker"
+            # A claim alone commits in a millisecond, too fast for any poll to see the queue
+            # behind the first row; held through the work, every worker visibly waits on it.
+            self.loadgen.set_knobs(strategy=new, hold_tx=True)
+            self._hold_tx_by_strategy = True
+            hint += "; hold transaction turned ON so the pile-up behind one blocker shows " \
+                    "(t turns it off)"
+        elif self._hold_tx_by_strategy:
+            self.loadgen.set_knobs(strategy=new, hold_tx=False)
+            self._hold_tx_by_strategy = False
+            hint += "; hold transaction back off"
+        else:
+            self.loadgen.set_strategy(new)
         self.notify(f"strategy {new}: {hint}", timeout=6)
 
     def action_toggle_hold_tx(self) -> None:
+        self._hold_tx_by_strategy = False
         on = not self.loadgen.settings.hold_tx
         self.loadgen.set_hold_tx(on)
         self.notify("hold transaction ON: workers keep the claim transaction open while "
