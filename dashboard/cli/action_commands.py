@@ -15,7 +15,12 @@ from datetime import datetime
 
 from dashboard import actions, config, db
 from dashboard.actions import ActionResult, Skipped
-from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.cli.common import (
+    connection_options,
+    queue_options,
+    recovery_options,
+    spec_from_args,
+)
 from dashboard.errors import UserError
 
 EXIT_SKIPPED = 1
@@ -31,24 +36,20 @@ def _action_options(reason_required: bool = False) -> argparse.ArgumentParser:
                        help="show what would change, change nothing")
     group.add_argument("--json", action="store_true",
                        help='print {"action", "changed": [...], "skipped": [{"id", "reason"}]}')
-    group.add_argument("--read-only", action="store_true",
-                       help="refuse every action (for shared terminals and runbook rehearsals)")
-    group.add_argument("--audit-file", metavar="PATH",
-                       help="append the audit trail to this JSON-lines file instead of the "
-                            "queuetop.audit_log table")
     return parent
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    conn_opts, queue_opts = connection_options(), queue_options()
-    p = sub.add_parser("requeue", parents=[conn_opts, queue_opts, _action_options()],
+    conn_opts, queue_opts, recovery = connection_options(), queue_options(), recovery_options()
+    p = sub.add_parser("requeue", parents=[conn_opts, queue_opts, _action_options(), recovery],
                        help="put stuck jobs back to ready (guarded, audited)")
     p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
     p.add_argument("--force", action="store_true",
                    help="requeue even if the lease has not expired (nothing else is lifted)")
     p.set_defaults(handler=run_requeue)
 
-    p = sub.add_parser("dead-letter", parents=[conn_opts, queue_opts, _action_options(True)],
+    p = sub.add_parser("dead-letter",
+                       parents=[conn_opts, queue_opts, _action_options(True), recovery],
                        help="move jobs to the dead-letter state or table (guarded, audited)")
     p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
     p.add_argument("--force", action="store_true",
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     for name, what in (("cancel", "cancel a backend's current query"),
                        ("terminate", "end a backend; its open transaction rolls back")):
-        p = sub.add_parser(name, parents=[conn_opts, _action_options()],
+        p = sub.add_parser(name, parents=[conn_opts, _action_options(), recovery],
                            help=f"{what} (guarded against pid reuse, audited)")
         p.add_argument("pid", type=int, metavar="PID", help="backend pid")
         p.add_argument("--backend-start", metavar="TIMESTAMP",

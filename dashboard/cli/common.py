@@ -32,6 +32,18 @@ def connection_options() -> argparse.ArgumentParser:
     return parent
 
 
+def recovery_options() -> argparse.ArgumentParser:
+    """--read-only and --audit-file: shared by the dashboard and the action commands."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("recovery actions")
+    group.add_argument("--read-only", action="store_true",
+                       help="refuse every action (for shared terminals and runbook rehearsals)")
+    group.add_argument("--audit-file", metavar="PATH",
+                       help="append the audit trail to this JSON-lines file instead of the "
+                            "queuetop.audit_log table")
+    return parent
+
+
 def queue_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("queue spec (default: the demo preset)")

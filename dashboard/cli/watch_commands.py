@@ -6,30 +6,26 @@ import argparse
 from dataclasses import replace
 
 from dashboard import config, db, schema
-from dashboard.cli.common import connection_options, open_queue, queue_options
+from dashboard.cli.common import (
+    connection_options,
+    open_queue,
+    queue_options,
+    recovery_options,
+)
 from dashboard.loadgen.strategies import STRATEGIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("watch", parents=[connection_options(), queue_options()],
+    p = sub.add_parser("watch", parents=[connection_options(), queue_options(),
+                                               recovery_options()],
                        help="open the live dashboard on a queue table")
-    p.add_argument("--read-only", action="store_true",
-                   help="never change anything (recovery actions disabled)")
-    p.add_argument("--audit-file", metavar="PATH",
-                   help="audit recovery actions to this JSON-lines file instead of the "
-                        "queuetop.audit_log table")
     p.set_defaults(handler=run_watch)
 
-    p = sub.add_parser("demo", parents=[connection_options()],
+    p = sub.add_parser("demo", parents=[connection_options(), recovery_options()],
                        help="create the demo queue if absent, start workers on it and open "
                             "the dashboard")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="refresh interval")
-    p.add_argument("--read-only", action="store_true",
-                   help="never change anything (recovery actions disabled)")
-    p.add_argument("--audit-file", metavar="PATH",
-                   help="audit recovery actions to this JSON-lines file instead of the "
-                        "queuetop.audit_log table")
     load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
     load.add_argument("--workers", type=int, default=None, metavar="N",
                       help=f"worker processes to start (default {DEMO_WORKERS})")
