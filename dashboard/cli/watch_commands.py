@@ -90,8 +90,6 @@ def ensure_demo(dsn: str) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     target = db.resolve_target(args.dsn)
     ensure_demo(target.dsn)
-    args.queue = args.preset = args.table = args.id_column = None
-    args.status_column = args.stale_after = None
-    _, conn, spec = open_queue(argparse.Namespace(**{**vars(args), "dsn": target.dsn or None}))
-    conn.close()
+    with db.connect_monitor(target.dsn) as conn:
+        spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
     return _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))
