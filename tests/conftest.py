@@ -90,3 +90,15 @@ class Background:
 @pytest.fixture
 def background() -> Callable[[Callable[[], object]], Background]:
     return Background
+
+
+@pytest.fixture
+def demo(dsn: str, connect) -> Iterator[tuple]:
+    """The demo queue with 3 ready jobs, a worker session and an action connection."""
+    from demo_queue import setup_demo
+
+    spec = setup_demo(dsn, jobs=3)
+    worker = connect(autocommit=True, application_name="worker-1")
+    action = db.connect_action(dsn)
+    yield spec, worker, action
+    action.close()

@@ -6,16 +6,9 @@ import json
 
 import psycopg
 import pytest
-from demo_queue import claim, expire, job, setup_demo
+from demo_queue import claim, expire, job
 
 from dashboard.cli import main
-
-
-@pytest.fixture
-def demo(dsn, connect):
-    spec = setup_demo(dsn, jobs=3)
-    worker = connect(autocommit=True, application_name="worker-1")
-    return spec, worker
 
 
 def _run(capsys, *argv):
@@ -25,7 +18,7 @@ def _run(capsys, *argv):
 
 
 def test_requeue_json_exit_0_then_1_when_skipped(dsn, demo, capsys):
-    _, worker = demo
+    _, worker, _ = demo
     job_id, _ = claim(worker, "worker-1")
     expire(worker, job_id)
     code, out, _ = _run(capsys, "requeue", str(job_id), "--reason", "dead worker", "--json",
@@ -40,7 +33,7 @@ def test_requeue_json_exit_0_then_1_when_skipped(dsn, demo, capsys):
 
 
 def test_dry_run_text_output_changes_nothing(dsn, demo, capsys):
-    _, worker = demo
+    _, worker, _ = demo
     job_id, _ = claim(worker, "worker-1")
     code, out, _ = _run(capsys, "dead-letter", str(job_id), "--reason", "r", "--force",
                         "--dry-run", "--dsn", dsn)

@@ -16,15 +16,6 @@ from dashboard.errors import UserError
 from dashboard.models import DeadLetter
 
 
-@pytest.fixture
-def demo(dsn, connect):
-    spec = setup_demo(dsn, jobs=3)
-    worker = connect(autocommit=True, application_name="worker-1")
-    action = db.connect_action(dsn)
-    yield spec, worker, action
-    action.close()
-
-
 def test_move_to_dead_table_keeps_every_column_and_records_why(demo):
     spec, worker, action = demo
     job_id, token = claim(worker, "worker-1")

@@ -5,20 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from demo_queue import audit_rows, claim, expire, finish, job, setup_demo
+from demo_queue import audit_rows, claim, expire, finish, job
 
 from dashboard import db
 from dashboard.actions import ObservedJob, TableAudit, observe_jobs, requeue
 from dashboard.errors import UserError
-
-
-@pytest.fixture
-def demo(dsn, connect):
-    spec = setup_demo(dsn, jobs=3)
-    worker = connect(autocommit=True, application_name="worker-1")
-    action = db.connect_action(dsn)
-    yield spec, worker, action
-    action.close()
 
 
 def _look(action, spec, *ids):
