@@ -152,6 +152,11 @@ def _connect(dsn: str, *, autocommit: bool, options: str, app: str) -> psycopg.C
         ) from exc
 
 
+def monitor_timeout_ms(interval_s: float) -> int:
+    """Statement timeout for monitoring: shorter than the refresh interval."""
+    return max(200, int(interval_s * 1000 * 0.8))
+
+
 def connect_monitor(dsn: str, timeout_ms: int = 2000) -> psycopg.Connection:
     """Autocommit, read-only, named `queuetop`, with statement and lock timeouts."""
     lock_ms = max(100, timeout_ms // 2)

@@ -71,16 +71,11 @@ def spec_from_args(args: argparse.Namespace) -> QueueSpec:
     )
 
 
-def monitor_timeout_ms(args: argparse.Namespace) -> int:
-    """Statement timeout for monitoring: shorter than the refresh interval."""
-    return max(200, int(args.interval * 1000 * 0.8))
-
-
 def open_queue(args: argparse.Namespace) -> tuple[db.Target, psycopg.Connection, QueueSpec]:
     """Parse the spec, connect for monitoring, and validate the spec against the catalog."""
     spec = spec_from_args(args)  # bad TOML or preset fails before any connection
     target = db.resolve_target(args.dsn)
-    conn = db.connect_monitor(target.dsn, timeout_ms=monitor_timeout_ms(args))
+    conn = db.connect_monitor(target.dsn, timeout_ms=db.monitor_timeout_ms(args.interval))
     try:
         return target, conn, config.validate(conn, spec)
     except Exception:

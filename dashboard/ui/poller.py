@@ -34,9 +34,6 @@ class PollingMixin:
     _conn: psycopg.Connection | None
     _timer: Timer | None
 
-    def _timeout_ms(self) -> int:
-        return max(200, int(self.interval * 1000 * 0.8))
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
     def poll(self) -> None:
         """One poll on the monitor connection, opened (again) if needed."""
@@ -45,7 +42,8 @@ class PollingMixin:
                 self._new_timeouts = False
                 self._drop_connection()
             if self._conn is None or self._conn.closed:
-                self._conn = db.connect_monitor(self.dsn, timeout_ms=self._timeout_ms())
+                timeout_ms = db.monitor_timeout_ms(self.interval)
+                self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
             snap = monitor.collect(self._conn, self.spec)
         except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
             self.post_message(PollFailed(_one_line_error(exc), "timed out"))
