@@ -92,6 +92,10 @@ class QueueSpec:
     def values(self, role: str) -> tuple[str, ...]:
         return self.states.get(role, ())
 
+    def values_of(self, roles: tuple[str, ...]) -> list[str]:
+        """The raw values of several roles, in role order."""
+        return [v for role in roles for v in self.values(role)]
+
     def role_of(self, raw: str | None) -> str | None:
         for role in ROLES:
             if raw in self.values(role):

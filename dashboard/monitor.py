@@ -21,6 +21,7 @@ from dashboard.config import state_warnings
 from dashboard.db import describe_address
 from dashboard.errors import UserError
 from dashboard.models import (
+    ACTIVE_ROLES,
     ROLES,
     IdleTransaction,
     LockInfo,
@@ -77,7 +78,7 @@ def _counts(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Comp
     """Raw status -> rows: exact where cheap; above the limit, finished states are estimated."""
     row = conn.execute(queries.load("monitor/get_table_estimate"), table_params(spec)).fetchone()
     reltuples = row[0] if row else -1
-    active = [v for role in ("ready", "running") for v in spec.values(role)]
+    active = spec.values_of(ACTIVE_ROLES)
     if reltuples < spec.policy.exact_count_limit:
         try:
             rows = conn.execute(queries.get("monitor/count_by_status", **parts)).fetchall()
@@ -136,7 +137,7 @@ def collect(conn: psycopg.Connection, spec: QueueSpec) -> Snapshot:
     server = ServerInfo(server_row[0], server_row[1], server_row[2], describe_address(conn))
 
     counts = {role: sum(by_status.get(v, 0) for v in spec.values(role)) for role in ROLES}
-    active = [v for role in ("ready", "running") for v in spec.values(role)]
+    active = spec.values_of(ACTIVE_ROLES)
 
     holders: list[RowLockHolder] = []
     locked = {"ready": 0, "running": 0}

@@ -40,10 +40,6 @@ def job_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
             "id_type": sql.SQL(spec.column_types.get(spec.columns.id, "text"))}
 
 
-def _values(spec: QueueSpec, roles: tuple[str, ...]) -> list[str]:
-    return [v for role in roles for v in spec.values(role)]
-
-
 def _token_advance(spec: QueueSpec) -> sql.Composable | None:
     """`token = t.token + 1` (or a fresh uuid): the fencing step, when the spec has a token."""
     column = spec.columns.lease_token
@@ -66,7 +62,7 @@ def _set(column: str, value: sql.Composable) -> sql.Composable:
 
 def _common_params(spec: QueueSpec, force: bool, from_roles: tuple[str, ...]) -> dict[str, object]:
     return {"force": force, "stale_after_s": spec.policy.stale_after_s,
-            "from_values": _values(spec, from_roles),
+            "from_values": spec.values_of(from_roles),
             "running_values": list(spec.values("running"))}
 
 
