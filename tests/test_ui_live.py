@@ -124,7 +124,7 @@ async def _stale_lease_selection_survives_refreshes(dsn, connect):
         assert table.cursor_key() == chosen
         assert table.get_row_index(chosen) >= 3  # it moved down; the cursor followed
         assert app.selected_job_ids() == [int(chosen)]
-        assert str(table.get_cell(chosen, "mark")) == "●"
+        assert table.cell_text(chosen, "mark") == "●"
 
 
 def test_pause_stops_polling(dsn):

@@ -82,7 +82,7 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         assert app.query_one("#tables").active == LOADGEN_TAB
         table = app.query_one(WorkersTable)
         assert app.focused is table and list(table.items) == ["k2", "k3", "k4", "k5"]
-        assert str(table.get_cell("k4", "state")) == "STALLED"
+        assert table.cell_text("k4", "state") == "STALLED"
         assert "load generator" in dict(app.binding_sections())
     run(fixed_app(gen), body)
     assert gen.calls[-1] == ("stop",)  # leaving the app stops the workers
@@ -157,7 +157,7 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         await until(pilot, piled_up, 20)
         await pilot.press("2")
         waiting = app.table("waiting")
-        await until(pilot, lambda: any(" blocks " in str(waiting.get_row_at(i)[0])
+        await until(pilot, lambda: any(" blocks " in waiting.row_texts(i)[0]
                                        for i in range(waiting.row_count)))
         pids |= {w.pid for w in app.load_stats.workers}
         assert app.load_stats.double_claims == 0

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
@@ -22,7 +22,7 @@ from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen, keys_text
-from dashboard.ui.widgets.difftable import DiffTable
+from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
     DepthPlot,
     HistoryPlot,
@@ -172,8 +172,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         if self.snapshot is not None:
             self._label_tabs()
 
-    def table(self, table_id: str) -> DiffTable:
-        return self.query_one(f"#{table_id}", DiffTable)
+    def table(self, table_id: str) -> KeyedTable:
+        return self.query_one(f"#{table_id}", KeyedTable)
 
     @property
     def stale_table(self) -> StaleLeaseTable:
@@ -291,17 +291,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
         ]
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        for table in event.pane.query(DiffTable):
-            table.flush()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        table = event.data_table
-        if not isinstance(table, DiffTable):
-            return
-        item = table.items.get(event.row_key.value)
-        if item is not None:
-            self.push_screen(DetailScreen(table.TITLE, item))
+    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        if event.item is not None:  # a blocker whose session the snapshot missed: no detail
+            self.push_screen(DetailScreen(event.table.TITLE, event.item))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dashboard.loadgen import LoadSnapshot, WorkerStats
-from dashboard.ui.widgets.difftable import Col, DiffTable
+from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 
 def _ms(value: float | None) -> str:
@@ -99,35 +99,33 @@ class LoadSummary(Static):
         self.update(grid)
 
 
-def _state(w: WorkerStats) -> Text:
+STATE_STYLES = {"stopping": "dim", "STALLED": "bold yellow", "alive": "green"}
+
+
+def _state(w: WorkerStats) -> str:
     if not w.alive:
-        return Text("stopping", "dim")
-    if w.stalled:
-        return Text("STALLED", "bold yellow")
-    return Text("alive", "green")
+        return "stopping"
+    return "STALLED" if w.stalled else "alive"
 
 
-class WorkersTable(DiffTable):
+class WorkersTable(KeyedTable):
     """One row per worker process, keyed by its number K, as the generator counts it."""
 
     TITLE = "Load generator"
     SHORT_TITLE = "Load gen"
     COLUMNS = (
-        Col("name", "worker", 18), Col("state", "state", 8), Col("pid", "pid", 7),
-        Col("claimed", "claimed", 7), Col("completed", "done", 7),
-        Col("failed", "failed", 6), Col("lock_waits", "lock waits", 10),
+        Col("name", "worker", 18), Col("state", "state", 8), Col("pid", "pid", 7, "right"),
+        Col("claimed", "claimed", 7, "right"), Col("completed", "done", 7, "right"),
+        Col("failed", "failed", 6, "right"), Col("lock_waits", "lock waits", 10, "right"),
     )
 
-    def _cell(self, index: int, value, key: str):
-        if isinstance(value, Text):  # the state cell keeps its colour
-            return value
-        return super()._cell(index, value, key)
+    def cell_style(self, column: str, value: object) -> str | None:
+        return STATE_STYLES.get(value) if column == "state" else None
 
     def update_from(self, snap: LoadSnapshot) -> None:
-        rows = []
-        for w in snap.workers:
-            c = w.counters
-            rows.append((f"k{w.k}", w, (w.name, _state(w), w.pid or "-", c.get("claimed", 0),
-                                        c.get("completed", 0), c.get("failed", 0),
-                                        c.get("lock_waits", 0))))
-        self.set_rows(rows)
+        self.set_rows((f"k{w.k}", w) for w in snap.workers)
+
+    def values(self, key: str, w: WorkerStats) -> tuple:
+        c = w.counters
+        return (w.name, _state(w), w.pid or "-", c.get("claimed", 0), c.get("completed", 0),
+                c.get("failed", 0), c.get("lock_waits", 0))

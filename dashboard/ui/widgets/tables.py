@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rich.text import Text
 from textual.binding import Binding
 
-from dashboard.models import LockInfo, Snapshot, StaleLease, WaitingSession
+from dashboard.models import (
+    IdleTransaction,
+    LockInfo,
+    SessionInfo,
+    Snapshot,
+    StaleLease,
+    WaitingSession,
+)
 from dashboard.report import age
-from dashboard.ui.widgets.difftable import Col, DiffTable
+from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 QUERY_WIDTH = 60
+R = "right"  # numbers and ages line up on their last digit
 ALIVE = {True: "yes", False: "NO", None: "?"}
 
 
@@ -19,44 +26,46 @@ def _dash(value: object) -> object:
     return "-" if value is None else value
 
 
-class LocksTable(DiffTable):
+class LocksTable(KeyedTable):
     """Live locks, grouped by session, lock and relation; queue table only or whole database."""
 
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
     COLUMNS = (
-        Col("pid", "pid", 7), Col("granted", "held", 4), Col("mode", "mode", 19),
+        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 19),
         Col("type", "type", 8), Col("relation", "relation", 20), Col("app", "application", 18),
-        Col("n", "n", 3), Col("wait", "waiting", 7), Col("query", "query", QUERY_WIDTH),
+        Col("n", "n", 3, R), Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH),
     )
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.queue_only = True
+        self._counts: Counter[tuple] = Counter()  # locks per group
+        self._group: dict[str, tuple] = {}  # row key -> group
+
+    def cell_style(self, column: str, value: object) -> str | None:
+        return "bold yellow" if column == "granted" and value == "WAIT" else None
 
     def describe(self) -> str:
         return "queue table" if self.queue_only else "whole db"
 
     def update_from(self, snap: Snapshot) -> None:
-        locks = [lk for lk in snap.locks if lk.on_queue_table or not self.queue_only]
-        groups: Counter[tuple] = Counter()
-        first: dict[tuple, LockInfo] = {}
-        for lk in locks:
-            key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted)
-            groups[key] += 1
-            first.setdefault(key, lk)
+        groups: dict[tuple, LockInfo] = {}
+        self._counts = Counter()
+        for lk in snap.locks:
+            if lk.on_queue_table or not self.queue_only:
+                key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted)
+                self._counts[key] += 1
+                groups.setdefault(key, lk)
         # waiting locks first, then by pid
         ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1], k[2], k[3] or ""))
-        rows = []
-        for key in ordered:
-            lk = first[key]
-            rows.append((
-                "|".join(map(str, key)), lk,
-                (lk.pid, "yes" if lk.granted else "WAIT", lk.mode, lk.locktype,
-                 _dash(lk.relation), lk.application_name, groups[key],
-                 "" if lk.wait_s is None else age(lk.wait_s), lk.query),
-            ))
-        self.set_rows(rows)
+        self._group = {"|".join(map(str, key)): key for key in ordered}
+        self.set_rows((name, groups[key]) for name, key in self._group.items())
+
+    def values(self, key: str, lk: LockInfo) -> tuple:
+        return (lk.pid, "yes" if lk.granted else "WAIT", lk.mode, lk.locktype,
+                _dash(lk.relation), lk.application_name, self._counts[self._group[key]],
+                "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
 
 def session_bindings(table_id: str) -> list[Binding]:
@@ -69,17 +78,21 @@ def session_bindings(table_id: str) -> list[Binding]:
     ]
 
 
-class WaitingTable(DiffTable):
+class WaitingTable(KeyedTable):
     """Waiting sessions as blocker -> waiters: each root blocker, its waiters indented below."""
 
     TITLE = "Waiting sessions"
     SHORT_TITLE = "Waiting"
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
-        Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9),
+        Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9, R),
         Col("what", "state / wait event", 19), Col("app", "application", 18),
         Col("query", "query", QUERY_WIDTH),
     )
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._label: dict[str, str] = {}  # the first column: who blocks how many, or depth
 
     def update_from(self, snap: Snapshot) -> None:
         children: dict[int, list[WaitingSession]] = {}
@@ -95,7 +108,8 @@ class WaitingTable(DiffTable):
             if chain[0] not in waiters and chain[0] not in roots:
                 roots.append(chain[0])
         blockers = {b.pid: b for b in snap.blockers}
-        rows: list[tuple] = []
+        rows: list[tuple[str, object]] = []
+        self._label.clear()
         seen: set[int] = set()
 
         def visit(pid: int, depth: int) -> None:
@@ -104,17 +118,12 @@ class WaitingTable(DiffTable):
             seen.add(pid)
             key = f"s{pid}"
             if depth == 0 and pid not in waiters:
-                b = blockers.get(pid)
-                rows.append((key, b, (
-                    f"{pid} blocks {len(children.get(pid, []))}",
-                    age(b.xact_age_s) if b else "-", b.state if b else "?",
-                    b.application_name if b else "?", b.query if b else "",
-                )))
+                rows.append((key, blockers.get(pid)))
+                self._label[key] = f"{pid} blocks {len(children.get(pid, []))}"
             else:
-                w = waiters[pid]
-                label = "  " * max(depth - 1, 0) + ("└ " if depth else "") + str(pid)
-                rows.append((key, w, (label, age(w.wait_s), w.wait_event, w.application_name,
-                                      w.query)))
+                rows.append((key, waiters[pid]))
+                self._label[key] = ("  " * max(depth - 1, 0) + ("└ " if depth else "")
+                                    + str(pid))
             for child in children.get(pid, []):
                 visit(child.pid, depth + 1)
 
@@ -124,30 +133,38 @@ class WaitingTable(DiffTable):
             visit(pid, 1)
         self.set_rows(rows)
 
+    def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
+        label = self._label[key]
+        if isinstance(item, WaitingSession):
+            return (label, age(item.wait_s), item.wait_event, item.application_name, item.query)
+        if item is None:  # a blocker whose session the snapshot did not catch
+            return (label, "-", "?", "?", "")
+        return (label, age(item.xact_age_s), item.state, item.application_name, item.query)
 
-class IdleTable(DiffTable):
+
+class IdleTable(KeyedTable):
     """Sessions idle in a transaction, oldest transaction first, with their xmin age."""
 
     TITLE = "Idle in transaction"
     SHORT_TITLE = "Idle xact"
     BINDINGS = session_bindings("idle")
     COLUMNS = (
-        Col("pid", "pid", 7), Col("xact", "xact age", 8), Col("idle", "idle", 8),
-        Col("xmin", "xmin age", 9), Col("locks", "locks", 5), Col("app", "application", 18),
+        Col("pid", "pid", 7, R), Col("xact", "xact age", 8, R), Col("idle", "idle", 8, R),
+        Col("xmin", "xmin age", 9, R), Col("locks", "locks", 5, R), Col("app", "application", 18),
         Col("user", "user", 10), Col("query", "last query", QUERY_WIDTH),
     )
 
     def update_from(self, snap: Snapshot) -> None:
         # pg_stat_activity is not read atomically: xact_start can be NULL for a moment
         idle = sorted(snap.idle_in_transaction, key=lambda i: (-(i.xact_age_s or 0.0), i.pid))
-        self.set_rows([
-            (f"p{i.pid}", i, (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age),
-                              i.locks_held, i.application_name, i.user, i.query))
-            for i in idle
-        ])
+        self.set_rows((f"p{i.pid}", i) for i in idle)
+
+    def values(self, key: str, i: IdleTransaction) -> tuple:
+        return (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age), i.locks_held,
+                i.application_name, i.user, i.query)
 
 
-class StaleLeaseTable(DiffTable):
+class StaleLeaseTable(KeyedTable):
     """Stale leases, most overdue first; the operator marks rows with space for recovery."""
 
     TITLE = "Stale leases"
@@ -162,30 +179,32 @@ class StaleLeaseTable(DiffTable):
                 tooltip="Dead-letter the marked stale leases (or the one under the cursor)"),
     ]
     COLUMNS = (
-        Col("id", "job id", 9), Col("mark", "✓", 1), Col("overdue", "overdue", 7),
-        Col("worker", "worker", 18), Col("alive", "alive", 5), Col("token", "token", 5),
-        Col("attempts", "tries", 5), Col("started", "started at", 10), Col("status", "status", 8),
+        Col("id", "job id", 9, R), Col("mark", "✓", 1), Col("overdue", "overdue", 7, R),
+        Col("worker", "worker", 18), Col("alive", "alive", 5), Col("token", "token", 5, R),
+        Col("attempts", "tries", 5, R), Col("started", "started at", 10),
+        Col("status", "status", 8),
     )
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.marked: set[str] = set()
-        self._snap: Snapshot | None = None
+
+    def cell_style(self, column: str, value: object) -> str | None:
+        # a worker that still has a session may still be working on the job
+        return "bold yellow" if column == "alive" and value == ALIVE[True] else None
 
     def update_from(self, snap: Snapshot) -> None:
-        self._snap = snap
         leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
         # a job that is no longer stale loses its mark: it must not be recovered by surprise
         self.marked &= {str(s.id) for s in leases}
-        self.set_rows([self._row(s, snap) for s in leases])
+        self.set_rows((str(s.id), s) for s in leases)
 
-    def _row(self, s: StaleLease, snap: Snapshot) -> tuple:
+    def values(self, key: str, s: StaleLease) -> tuple:
         # a clock time, not an age: it does not change on every poll (the detail has the date)
         started = f"{s.started_at:%H:%M:%S}" if s.started_at else "-"
-        key = str(s.id)
-        return (key, s, (s.id, "●" if key in self.marked else "", age(s.overdue_s),
-                         _dash(s.worker), ALIVE[s.worker_alive], _dash(s.lease_token),
-                         _dash(s.attempts), started, s.status))
+        return (s.id, "●" if key in self.marked else "", age(s.overdue_s), _dash(s.worker),
+                ALIVE[s.worker_alive], _dash(s.lease_token), _dash(s.attempts), started,
+                s.status)
 
     def selected_job_ids(self) -> list:
         """The ids of the marked stale leases, in table order."""
@@ -196,11 +215,7 @@ class StaleLeaseTable(DiffTable):
         return [self.items[k] for k in self.items if k in self.marked]
 
     def _refresh_marks(self) -> None:
-        for key, raw in self._raw.items():
-            mark = "●" if key in self.marked else ""
-            if raw[1] != mark:
-                self.update_cell(key, "mark", Text(mark))
-                self._raw[key] = (raw[0], mark, *raw[2:])
+        self.refresh()  # the mark column reads self.marked when a line is painted
 
     def action_toggle_mark(self) -> None:
         key = self.cursor_key()
@@ -208,8 +223,7 @@ class StaleLeaseTable(DiffTable):
             return
         self.marked ^= {key}
         self._refresh_marks()
-        if self.cursor_row < self.row_count - 1:
-            self.move_cursor(row=self.cursor_row + 1)
+        self.move_cursor(self.cursor_row + 1)
 
     def action_mark_all(self) -> None:
         self.marked = set(self.items)

@@ -1,0 +1,111 @@
+"""The line-drawn table behind the four panels: navigation, laziness, what reaches the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from rich.cells import cell_len
+from ui_snapshots import demo_spec, fixed_snapshot
+
+from dashboard.ui.app import QueuetopApp
+from dashboard.ui.screens.detail import DetailScreen
+from dashboard.ui.widgets.keyedtable import fit
+from dashboard.ui.widgets.tables import IdleTable
+
+
+def run(snapshots, body, size=(120, 40)):
+    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=snapshots)
+
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await body(pilot)
+    asyncio.run(go())
+
+
+def shown_pids(table) -> list[str]:
+    """The first cell of every row line on screen (the header is line 0)."""
+    lines = [table.render_line(y).text for y in range(1, table.page_rows + 1)]
+    return [line.split()[0] for line in lines if line.strip()]
+
+
+def test_keys_move_the_cursor_and_the_view_follows_it():
+    async def body(pilot):
+        idle = pilot.app.table("idle")
+        await pilot.press("3", "end")
+        assert idle.cursor_row == idle.row_count - 1 == 39
+        await pilot.pause()
+        assert shown_pids(idle)[-1] == idle.cursor_key()[1:]
+        await pilot.press("home", "pagedown")
+        assert idle.cursor_row == idle.page_rows
+        await pilot.press("pageup", "up")
+        assert idle.cursor_row == 0
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert idle.cursor_row == 2 and shown_pids(idle)[0] == list(idle.items)[0][1:]
+    run([fixed_snapshot(0, rows=40)], body)
+
+
+def test_a_click_moves_the_cursor_and_a_second_click_opens_the_row():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("3")
+        idle = app.table("idle")
+        await pilot.click(idle, offset=(3, 3))  # line 3: the third row
+        assert idle.cursor_row == 2 and not isinstance(app.screen, DetailScreen)
+        await pilot.click(idle, offset=(3, 3))
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.item is idle.cursor_item()
+    run([fixed_snapshot(0, rows=40)], body)
+
+
+def test_a_refresh_formats_only_the_rows_on_screen():
+    formatted: list[str] = []
+
+    class CountingIdle(IdleTable):
+        def values(self, key, item):
+            formatted.append(key)
+            return super().values(key, item)
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("3")
+        idle = app.table("idle")
+        counting = CountingIdle(id="counting")
+        await idle.parent.mount(counting)
+        idle.display = False
+        await pilot.pause()
+        counting.update_from(fixed_snapshot(1, rows=1000))
+        await pilot.pause()
+        formatted.clear()
+        counting.update_from(fixed_snapshot(2, rows=1000))
+        await pilot.pause()
+        assert counting.row_count == 1000
+        # every line of the widget is painted, the one under the horizontal scrollbar too
+        assert 0 < len(set(formatted)) <= counting.size.height - 1
+    run([fixed_snapshot(0, rows=40)], body)
+
+
+def test_cells_reach_the_terminal_as_plain_text_of_their_column_width():
+    assert fit("SELECT 1 \x1b[2J\x07;", 30) == "SELECT 1 [2J ;"
+    assert fit("select\n\t  *\n from jobs", 30) == "select * from jobs"
+    assert fit("  └ 5002", 20) == "  └ 5002"  # a tree keeps its indentation
+    wide = fit("SELECT '日本語のテキスト'", 12)
+    assert cell_len(wide) == 12 and wide.endswith("…")
+    assert cell_len(fit("日本語", 4)) == 4  # a wide character never half-drawn past the edge
+
+    snap = fixed_snapshot(0, rows=5)
+    first = replace(snap.idle_in_transaction[0],
+                    query="UPDATE \x1b[31mjobs\x1b[0m SET note = '長い説明文がここに入ります'")
+    snap = replace(snap, idle_in_transaction=(first, *snap.idle_in_transaction[1:]))
+
+    async def body(pilot):
+        await pilot.press("3")
+        idle = pilot.app.table("idle")
+        row = idle.get_row_index(f"p{first.pid}")
+        idle.scroll_to(x=40, animate=False)  # the query column, cut at the widget's edge
+        await pilot.pause()
+        line = idle.render_line(row + 1)
+        assert "\x1b" not in line.text and line.cell_length == idle.size.width
+    run([snap], body)
