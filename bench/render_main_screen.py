@@ -1,8 +1,9 @@
 """Time one refresh of the main screen with 1,000 rows in each table.
 
 Applies N synthetic snapshots (ages tick on every row, about 1 stale lease in 11
-leaves or comes back, counts change) to a running app, headless at 200x50, its plot
-history already full (as after 10 minutes at the default interval), and
+leaves or comes back, every plotted series changes: no plot can skip its redraw) to a
+running app, headless at 200x50, its plot history already full (as after 10 minutes at
+the default interval), and
 times `apply_snapshot` (diff the tables, replot, relabel: the refresh time the
 50 ms target is about) and, separately, that plus the CPU time of the repaint
 that follows. Times are CPU times of the UI thread: the machine is shared.
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from ui_snapshots import demo_spec, fixed_snapshot  # noqa: E402
 
+from dashboard.models import Snapshot  # noqa: E402
 from dashboard.ui.app import QueuetopApp  # noqa: E402
 from dashboard.ui.history import History  # noqa: E402
 
@@ -32,20 +34,30 @@ TARGET_MS = 50.0
 ROWS = 1000
 
 
+def busy(step: int, rows: int) -> Snapshot:
+    """fixed_snapshot with every plotted series moving: depth, throughput, age, waiting."""
+    snap = fixed_snapshot(step, rows=rows)
+    counts = dict(snap.counts)
+    counts["running"] = 8 + step % 5
+    counts["done"] = 52310 + 45 * step + (step * 7) % 13
+    return replace(snap, counts=counts, oldest_ready_age_s=step % 97 + 0.5,
+                   waiting=snap.waiting[: max(len(snap.waiting) - step % 7, 0)])
+
+
 async def measure(n: int) -> tuple[list[float], list[float], dict[str, int]]:
     # built one at a time, as polls arrive: a list of them all would only feed the GC
-    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[fixed_snapshot(0, rows=ROWS)])
+    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[busy(0, ROWS)])
     apply_ms: list[float] = []
     total_ms: list[float] = []
     # a full history: plotext's cost grows with the points, and a dashboard left open has them
     for step in range(-History().maxlen, 0):
-        app.history.add(replace(fixed_snapshot(step, rows=0), oldest_ready_age_s=step % 97))
+        app.history.add(busy(step, 3))
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.press("l")  # whole database: all 1,000 locks
         await pilot.press("4", "down", "space")  # a cursor and a mark to carry along
         await pilot.pause()
         for step in range(1, n + 1):
-            snap = fixed_snapshot(step, rows=ROWS)
+            snap = busy(step, ROWS)
             # CPU time of this thread: the machine is shared, wall time measures the neighbours
             start = time.thread_time()
             app.apply_snapshot(snap)

@@ -200,16 +200,3 @@ def test_cells_kept_across_refreshes_render_like_fresh_ones_and_click_where_they
         await pilot.click(idle, offset=(3, 4))  # below the header: the fourth row
         assert idle.cursor_row == 3
     run(fixed_app([fixed_snapshot(0, rows=40)]), body)
-
-
-def test_plots_keep_each_buckets_lowest_and_highest_point_in_time_order():
-    from dashboard.ui.widgets.plots import downsample
-
-    xs = list(range(300))
-    ys = [(i * 37) % 101 for i in xs]
-    ys[123] = 1000  # a spike must survive
-    dx, dy = downsample(xs, ys, 70)
-    assert len(dx) <= 140 and dx == sorted(dx) and 1000 in dy
-    assert min(dy) == min(ys) and all(ys[x] == y for x, y in zip(dx, dy, strict=True))
-    assert downsample(xs[:100], ys[:100], 70) == (xs[:100], ys[:100])
-    assert downsample(xs, ys, 0) == (xs, ys)

@@ -113,6 +113,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._in_flight = False
         self._seen_warnings: set[str] = set()
         self._new_timeouts = False
+        self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -259,7 +260,12 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._label_tabs()
 
     def _label_tabs(self) -> None:
-        """Tab labels name the table and count its rows; short ones on small terminals."""
+        """Tab labels name the table and count its rows; short ones on small terminals.
+
+        A count keeps the widest width it has had (padded on the left), so the tab row
+        only moves when a count gains a digit: a moved tab lays the row out again and
+        slides the underline.
+        """
         compact = self.screen.has_class("-compact")
         tabs = self.query_one(TabbedContent)
         for pane_id, table_id, _ in PANELS:
@@ -267,9 +273,12 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             title = table.SHORT_TITLE if compact else table.TITLE
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
-            label = f"{title} {len(table.items)}"
+            count = str(len(table.items))
+            digits = self._count_digits[pane_id] = max(self._count_digits.get(pane_id, 1),
+                                                       len(count))
+            label = f"{title} {count:>{digits}}"
             tab = tabs.get_tab(pane_id)
-            if tab.label_text != label:  # a new label lays the tab row out again
+            if tab.label_text != label:
                 tab.label = label
 
     def action_show_panel(self, table_id: str) -> None:

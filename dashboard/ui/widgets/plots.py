@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
+from plotext._utility import colors_to_ansi
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
 from textual_plotext import PlotextPlot
 
 from dashboard.ui.history import History
 
+_CONSOLE = Console()
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
 ROLE_COLORS = {"ready": "cyan", "running": "yellow", "done": "green", "failed": "red",
                "dead": "magenta"}
@@ -33,60 +43,169 @@ def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, li
     return out_x, out_y
 
 
+def nice_ticks(top: float, whole: bool, rows: int = 8) -> list[float]:
+    """Round ticks from 0 up to `top` (whole numbers for counts), at most one every other
+    row; a plot of 2 or 3 rows gets 0 and `top` itself (a round tick could share a row
+    with 0 and mislabel it)."""
+    if top <= 0:
+        return [0]
+    if rows < 4:
+        return [0, round(top) if whole else round(top, 1)]
+    raw = top / (rows // 2)
+    scale = 10 ** math.floor(math.log10(raw))
+    step = next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
+    if whole:
+        step = max(1, round(step))
+    return [i * step for i in range(int(top // step) + 1)]
+
+
+def tick_label(value: float) -> str:
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+@lru_cache(maxsize=256)
+def _rich_style(fullground, style, background) -> Style:
+    """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
+    return Text.from_ansi(colors_to_ansi(fullground, style, background) + "x").get_style_at_offset(
+        _CONSOLE, 0)
+
+
 class HistoryPlot(PlotextPlot):
-    """A plot of one series of the History; subclasses say which."""
+    """A plot of History series against seconds ago (0 = the latest poll).
+
+    replot() works out what the plot would draw (points at the plot's resolution, axes);
+    if that is what it drew last time, plotext is not called and nothing repaints: a
+    flat line (no waiting sessions, no failures) costs nothing from one poll to the next.
+    """
 
     TITLE = ""
+    WHOLE = True  # the series counts things: whole-number ticks
 
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(**kwargs)
         self.history = history
         self.border_title = self.TITLE
+        self._drawn: tuple | None = None
+        self._strips: list[Strip] | None = None
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         self.replot()
+
+    def _redraw(self) -> None:
+        self._strips = None  # the same data in the new theme's colours
+        self.refresh()
 
     def on_resize(self) -> None:
         self.replot()  # the points kept depend on the width
 
     def replot(self) -> None:
+        times = self.history.times
+        if not times:
+            drawing: tuple = ("no data yet", self.size)
+        else:
+            now = times[-1]
+            ages = [t - now for t in times]  # <= 0: seconds before the latest poll
+            lines = [(downsample(ages, list(ys), max(self.size.width // 2, 1)), color)
+                     for ys, color in self.series()]
+            top = max((max(ys) for (_, ys), _ in lines), default=0.0)
+            span = max(round(-ages[0]), 1)
+            # what the picture depends on, at the precision it can show
+            drawing = (tuple((tuple(map(round, xs)), tuple(ys), color)
+                             for (xs, ys), color in lines), span, top, self.size)
+        if drawing == self._drawn:
+            return
+        self._drawn = drawing
         plt = self.plt
         plt.clear_data()
-        plt.clear_figure()
         plt.xlabel("")
-        xs = list(self.history.times)
-        if xs:
-            top = self.draw(plt, xs)
-            plt.ylim(0, max(top, 1) * 1.1)  # counts and ages are never negative
-        else:
+        if not times:
             plt.title("no data yet")
+        else:
+            plt.title("")
+            for (xs, ys), color in lines:
+                plt.plot(xs, ys, color=color, marker="braille")
+            ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
+            plt.ylim(0, max(top, ticks[-1], 1) * 1.1)  # counts and ages are never negative
+            plt.yticks(ticks, [tick_label(t) for t in ticks])
+            plt.xlim(-span, 0)
+            xticks = [-span, -span // 2, 0]
+            plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
+        self._strips = None
         self.refresh()
 
-    def draw(self, plt, xs: list[float]) -> float:  # pragma: no cover - overridden
-        """Plot the series; return the highest y value."""
-        raise NotImplementedError
+    # --- drawing: plotext's cell matrix straight into strips ---------------------------------
 
-    def line(self, plt, xs: list[float], ys: list[float], color: str) -> float:
-        """One series as a braille line, no more points than the plot has columns for."""
-        # a hidden plot has no width: it keeps every point until a resize shows it
-        plt.plot(*downsample(xs, ys, self.size.width), color=color, marker="braille")
-        return max(ys)
+    def render_line(self, y: int) -> Strip:
+        """One line of the plot.
+
+        PlotextPlot.render() asks plotext for an ANSI string, which Rich parses back into
+        styled text and Textual converts again: that round trip cost more than plotext's
+        own drawing. The cells plotext drew (character, colours, style per cell) are read
+        here instead and turned into strips once per change; each distinct colour triple is
+        translated by plotext's own ANSI code and Rich's decoder, so the colours are the
+        ones the string would have had. Should plotext's internals change, the widget falls
+        back to the ANSI string.
+        """
+        if self._strips is None:
+            try:
+                self._strips = self._matrix_strips()
+            except (AttributeError, IndexError, TypeError):
+                self._strips = []
+        if not self._strips:
+            return super().render_line(y)
+        if y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(self.size.width, self.rich_style)
+
+    def _matrix_strips(self) -> list[Strip]:
+        plot = self._plot
+        width, height = self.size
+        plot.plotsize(width, height)
+        plot._set_size(width, height)
+        plot.theme(self._get_plotext_theme_name(self.app.theme))
+        plot._set_sizes()
+        plot._build_matrix()
+        matrix = plot.monitor.matrix
+        strips = []
+        for row in reversed(matrix.Rows):  # plotext counts rows from the bottom
+            cells = zip(matrix.marker[row], matrix.fullground[row], matrix.style[row],
+                        matrix.background[row], strict=True)
+            segments: list[Segment] = []
+            run: list[str] = []
+            look = None
+            for char, *colors in cells:
+                if colors != look:
+                    if run:
+                        segments.append(Segment("".join(run), _rich_style(*look)))
+                    run, look = [], colors
+                run.append(char)
+            if run:
+                segments.append(Segment("".join(run), _rich_style(*look)))
+            strips.append(Strip(segments).crop_extend(0, width, None))
+        return strips
+
+    def series(self) -> list[tuple[list[float], str]]:  # pragma: no cover - overridden
+        """The (values, colour) pairs to draw."""
+        raise NotImplementedError
 
 
 class DepthPlot(HistoryPlot):
     TITLE = ("Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] "
              "[magenta]dead[/]")
 
-    def draw(self, plt, xs: list[float]) -> float:
+    def series(self) -> list[tuple[list[float], str]]:
         # done only grows: it would flatten the backlog lines, and throughput shows it
-        top = 0.0
+        out = []
         for role in DEPTH_ROLES:
             ys = list(self.history.depth[role])
             if role in ("failed", "dead") and not any(ys):
                 continue
-            top = max(top, self.line(plt, xs, ys, ROLE_COLORS[role]))
-        return top
+            out.append((ys, ROLE_COLORS[role]))
+        return out
 
 
 class SeriesPlot(HistoryPlot):
@@ -95,18 +214,20 @@ class SeriesPlot(HistoryPlot):
     SERIES = ""  # the History attribute to draw
     COLOR = ""
 
-    def draw(self, plt, xs: list[float]) -> float:
-        return self.line(plt, xs, list(getattr(self.history, self.SERIES)), self.COLOR)
+    def series(self) -> list[tuple[list[float], str]]:
+        return [(list(getattr(self.history, self.SERIES)), self.COLOR)]
 
 
 class ThroughputPlot(SeriesPlot):
     TITLE = "Throughput (jobs done/s)"
     SERIES, COLOR = "throughput", "green"
+    WHOLE = False
 
 
 class OldestReadyPlot(SeriesPlot):
     TITLE = "Oldest ready job (age, s)"
     SERIES, COLOR = "oldest_ready_s", "cyan"
+    WHOLE = False
 
 
 class WaitingPlot(SeriesPlot):

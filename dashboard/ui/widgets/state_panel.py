@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -49,24 +47,22 @@ class StatePanel(Static):
             self.update(Text("waiting for the first snapshot…", style="dim"), layout=False)
             return
         width = max(self.content_size.width, 30)
-        table = Table.grid(padding=(0, 1), expand=False)
-        table.add_column("role", no_wrap=True)
-        table.add_column("rows", justify="right", no_wrap=True)
-        table.add_column("locked", justify="right", no_wrap=True)
-        table.add_column("raw values", no_wrap=True, overflow="ellipsis")
-        table.add_row(Text("role", "dim"), Text("rows", "dim"), Text("locked", "dim"),
-                      Text("raw values", "dim"))
-        for role in ROLES:
-            mark = "~" if role in snap.estimated else ""
-            locked = snap.locked.get(role)
-            table.add_row(
-                Text(role, ROLE_STYLES[role]),
-                Text(f"{mark}{snap.counts.get(role, 0):,}"),
-                Text("" if locked is None else f"{locked:,}", "bold" if locked else "dim"),
-                Text(raw_values(role, snap, spec), "dim"),
-            )
-        notes = Text(no_wrap=True, overflow="ellipsis")
-        notes.append("oldest ready ", "dim")
+        # plain text in columns, not a Rich table: this repaints on every poll
+        rows = [(role, f"{'~' if role in snap.estimated else ''}{snap.counts.get(role, 0):,}",
+                 snap.locked.get(role)) for role in ROLES]
+        count_w = max(4, *(len(count) for _, count, _ in rows))
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim")
+        for role, count, locked in rows:
+            text.append("\n")
+            text.append(f"{role:<7}", ROLE_STYLES[role])
+            text.append(f" {count:>{count_w}} ")
+            text.append(f"{'' if locked is None else f'{locked:,}':>6}",
+                        "bold" if locked else "dim")
+            room = width - 7 - count_w - 8 - 1
+            text.append(" " + clip(raw_values(role, snap, spec), max(room, 1)), "dim")
+        notes = text
+        notes.append("\noldest ready ", "dim")
         notes.append(age(snap.oldest_ready_age_s), "bold")
         if snap.estimated:
             notes.append("  ~ estimate", "dim")
@@ -92,4 +88,4 @@ class StatePanel(Static):
         for line, style in extra:
             notes.append("\n" + line, style)
         # a fixed size in app.tcss: new numbers never move anything else on the screen
-        self.update(Group(table, notes), layout=False)
+        self.update(text, layout=False)

@@ -1,0 +1,79 @@
+"""The history plots: what they draw, that they draw it as plotext would, and only on change."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.segment import Segment
+from rich.text import Text
+from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
+
+from dashboard.ui.app import QueuetopApp
+from dashboard.ui.widgets.plots import HistoryPlot, downsample, nice_ticks
+
+
+def run(body, size=(200, 50), theme=None, points=40):
+    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=fixed_history(points))
+
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            if theme:
+                app.theme = theme
+            await pilot.pause()
+            await body(pilot)
+    asyncio.run(go())
+
+
+def cells(segments) -> list[tuple[str, object]]:
+    return [(char, seg.style) for seg in segments for char in seg.text]
+
+
+def test_plots_draw_the_cells_plotext_would_print():
+    async def body(pilot):
+        for plot in pilot.app.query(HistoryPlot):
+            width = plot.size.width
+            ours = [cells(plot.render_line(y)) for y in range(plot.size.height)]
+            ansi = Text.from_ansi(plot.plt.build()).split("\n", allow_blank=True)
+            theirs = [cells(Segment.adjust_line_length(
+                list(line.render(pilot.app.console)), width)) for line in ansi]
+            assert ours == theirs[: len(ours)], plot.id
+            assert any(ch not in " ─│┌┐└┘┬┴┤├" for row in ours for ch, _ in row)  # a line
+    run(body)
+    run(body, theme="textual-light")
+
+
+def test_an_unchanged_picture_is_not_drawn_again():
+    async def body(pilot):
+        app = pilot.app
+        assert len(app.history) == app.history.maxlen  # full: the window slides
+        flat = app.query_one("#plot-waiting", HistoryPlot)  # 3 waiting, poll after poll
+        depth = app.query_one("#plot-depth", HistoryPlot)  # the backlog shrinks every poll
+        drawn, strips, before = flat._drawn, flat._strips, depth._drawn
+        assert strips  # painted once
+        app.apply_snapshot(fixed_snapshot(app.history.maxlen))
+        await pilot.pause()
+        assert flat._drawn == drawn and flat._strips is strips  # plotext not asked again
+        assert depth._drawn != before and depth._strips  # a new point: drawn again
+    run(body, points=300)
+
+
+def test_ticks_are_round_and_counts_get_whole_numbers():
+    assert nice_ticks(0, True) == [0]
+    assert nice_ticks(1.1, True) == [0, 1]
+    assert nice_ticks(910, True, rows=8) == [0, 500]
+    assert nice_ticks(1364, True, rows=8) == [0, 500, 1000]
+    assert nice_ticks(1364, True, rows=16) == [0, 200, 400, 600, 800, 1000, 1200]
+    assert nice_ticks(0.9, False) == [0, 0.5]
+    assert nice_ticks(3, True, rows=2) == [0, 3]  # two rows: 0 and the top, nothing between
+    assert nice_ticks(2.26, False, rows=3) == [0, 2.3]
+
+
+def test_plots_keep_each_buckets_lowest_and_highest_point_in_time_order():
+    xs = list(range(300))
+    ys = [(i * 37) % 101 for i in xs]
+    ys[123] = 1000  # a spike must survive
+    dx, dy = downsample(xs, ys, 70)
+    assert len(dx) <= 140 and dx == sorted(dx) and 1000 in dy
+    assert min(dy) == min(ys) and all(ys[x] == y for x, y in zip(dx, dy, strict=True))
+    assert downsample(xs[:100], ys[:100], 70) == (xs[:100], ys[:100])
+    assert downsample(xs, ys, 0) == (xs, ys)
