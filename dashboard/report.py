@@ -39,10 +39,13 @@ def snapshot_json(snap: Snapshot) -> str:
 
 
 def age(seconds: float | None) -> str:
-    """A short human age: 4s, 3m12s, 2h05m, 3d04h."""
+    """A short human age: 0.4s, 9.5s, 14s, 3m12s, 2h05m, 3d04h (tenths below 10 s:
+    lock waits and claims are often shorter than a second)."""
     if seconds is None:
         return "-"
-    s = int(max(seconds, 0))
+    if seconds < 10:
+        return f"{max(seconds, 0):.1f}s"
+    s = int(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:

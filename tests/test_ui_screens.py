@@ -115,6 +115,33 @@ def test_lock_filter_toggles_between_queue_table_and_database():
     run(fixed_app([fixed_snapshot(0, rows=9)]), body)
 
 
+def test_queue_view_shows_every_lock_of_the_sessions_on_the_queue_table():
+    snap = fixed_snapshot(0, rows=3)  # 4101 and 4102 lock the queue table, 4100 does not
+    row_wait = replace(snap.locks[1], locktype="transactionid", mode="ShareLock",
+                       granted=False, relation=None, on_queue_table=False, wait_s=0.4)
+    snap = replace(snap, locks=(*snap.locks, row_wait))
+
+    async def body(pilot):
+        locks = pilot.app.table("locks")
+        shown = [(lk.pid, lk.locktype, lk.granted) for lk in locks.items.values()]
+        # the wait for another worker's row comes first, beside the lock it holds on the table
+        assert shown == [(4101, "transactionid", False), (4101, "tuple", True),
+                         (4102, "relation", True)]
+        assert locks.row_texts(0)[1] == "WAIT" and locks.row_texts(0)[7] == "0.4s"
+        await pilot.press("l")
+        assert 4100 in {lk.pid for lk in locks.items.values()}
+    run(fixed_app([snap]), body)
+
+
+def test_waiting_tab_counts_waiting_sessions_not_their_blockers():
+    async def body(pilot):
+        table = pilot.app.table("waiting")
+        assert table.row_count == 5 and table.count() == 3  # 2 blockers, 3 waiters
+        tab = pilot.app.query_one("#tables").get_tab("tab-waiting")
+        assert str(tab.label).endswith(" 3")
+    run(fixed_app([fixed_snapshot(0)]), body)
+
+
 def test_waiting_tree_lists_blockers_then_their_waiters():
     async def body(pilot):
         await pilot.press("2")

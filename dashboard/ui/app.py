@@ -66,7 +66,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         Binding("minus", "slower", "Slower", key_display="-", tooltip="Refresh less often",
                 group=SPEED_KEYS),
         Binding("l", "toggle_lock_filter", "Filter",
-                tooltip="Locks view: queue table only / whole database"),
+                tooltip="Locks view: sessions on the queue table / whole database"),
         Binding("1", "show_panel('locks')", "Locks", tooltip="Focus the locks table",
                 group=PANEL_KEYS),
         Binding("2", "show_panel('waiting')", "Waiting", tooltip="Focus the waiting sessions",
@@ -234,6 +234,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         here = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
         new = INTERVALS[max(0, min(len(INTERVALS) - 1, here + step))]
         if new == self.interval:
+            limit = "fastest" if step < 0 else "slowest"
+            self.notify(f"already the {limit} refresh: every {new:g}s", timeout=3)
             return
         self.interval = new
         # statement timeouts follow the interval: the next poll reconnects with new ones
@@ -273,7 +275,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             title = table.SHORT_TITLE if compact else table.TITLE
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
-            count = str(len(table.items))
+            count = str(table.count())
             digits = self._count_digits[pane_id] = max(self._count_digits.get(pane_id, 1),
                                                        len(count))
             label = f"{title} {count:>{digits}}"

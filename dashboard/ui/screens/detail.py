@@ -16,10 +16,39 @@ from textual.widgets import Static
 
 from dashboard.report import age
 
+# what an operator calls each field; a field not named here shows its name, spaced
+LABELS = {
+    "application_name": "application",
+    "backend_start": "session started",
+    "blocked_by": "blocked by (pids)",
+    "chain": "wait chain (root first)",
+    "granted": "granted",
+    "idle_s": "idle for",
+    "lease_token": "lease token",
+    "lease_until": "lease until",
+    "locks_held": "locks held",
+    "locktype": "lock type",
+    "on_queue_table": "on the queue table",
+    "overdue_s": "overdue by",
+    "started_at": "started at",
+    "wait_event": "wait event",
+    "wait_s": "waiting for",
+    "worker_alive": "worker session alive",
+    "xact_age_s": "transaction age",
+    "xact_start": "transaction started",
+    "xmin_age": "xmin age (transactions)",
+}
+
+
+def label(name: str) -> str:
+    return LABELS.get(name, name.replace("_", " "))
+
 
 def _value(name: str, value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, datetime):
         return value.isoformat(sep=" ", timespec="seconds")
     if isinstance(value, float) and name.endswith("_s"):
@@ -35,7 +64,7 @@ def detail_table(item: Any) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for f in dataclasses.fields(item):
-        table.add_row(f.name, Text(_value(f.name, getattr(item, f.name))))
+        table.add_row(label(f.name), Text(_value(f.name, getattr(item, f.name))))
     return table
 
 

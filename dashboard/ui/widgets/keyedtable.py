@@ -140,6 +140,10 @@ class KeyedTable(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return len(self._keys)
 
+    def count(self) -> int:
+        """What the tab label counts: the rows, unless a table says otherwise."""
+        return len(self._keys)
+
     def cursor_key(self) -> str | None:
         """The row key under the cursor, if any."""
         return self._keys[self.cursor_row] if self._keys else None

@@ -50,15 +50,15 @@ class StatusBar(Static):
             text.append(" read-only ", "italic")
         if actions:  # e.g. "actions off": pressing an action key says why
             text.append(f" {actions} ", "yellow")
+        if snap is not None:  # how fresh the data is: before anything a long name could cut
+            text.append(f" {'at' if link.kind in FRESH else 'last data'} "
+                        f"{snap.taken_at:%H:%M:%S}", "dim")
+            text.append(f" ({snap.elapsed_ms:.0f} ms) ", "dim")
         text.append(f" every {interval:g}s ", "dim")
         text.append(" queue ", "dim")
         text.append(queue, "bold")
         text.append(" on ", "dim")
         text.append(where)
-        if snap is not None:
-            text.append(f"  {'at' if link.kind in FRESH else 'last data'} "
-                        f"{snap.taken_at:%H:%M:%S}", "dim")
-            text.append(f" ({snap.elapsed_ms:.0f} ms)", "dim")
         if link.reason:
             text.append(f"  {link.reason}", "red")
         if text != self._text:  # one line, always: a new text never moves anything else

@@ -27,14 +27,20 @@ def _dash(value: object) -> object:
 
 
 class LocksTable(KeyedTable):
-    """Live locks, grouped by session, lock and relation; queue table only or whole database."""
+    """Live locks, grouped by session, lock and relation.
+
+    Queue view: every lock of every session that holds or awaits a lock on the queue
+    table, so a worker waiting for another's row (a transactionid lock, on no relation)
+    shows beside the lock it holds on the table. Database view: all locks.
+    """
 
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
     COLUMNS = (
         Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 19),
-        Col("type", "type", 8), Col("relation", "relation", 20), Col("app", "application", 18),
-        Col("n", "n", 3, R), Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH),
+        Col("type", "type", 13), Col("relation", "relation", 28),
+        Col("app", "application", 18), Col("n", "locks", 5, R), Col("wait", "waiting", 7, R),
+        Col("query", "query", QUERY_WIDTH),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -47,13 +53,14 @@ class LocksTable(KeyedTable):
         return "bold yellow" if column == "granted" and value == "WAIT" else None
 
     def describe(self) -> str:
-        return "queue table" if self.queue_only else "whole db"
+        return "queue sessions" if self.queue_only else "whole db"
 
     def update_from(self, snap: Snapshot) -> None:
         groups: dict[tuple, LockInfo] = {}
         self._counts = Counter()
+        queue_pids = {lk.pid for lk in snap.locks if lk.on_queue_table}
         for lk in snap.locks:
-            if lk.on_queue_table or not self.queue_only:
+            if lk.pid in queue_pids or not self.queue_only:
                 key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted)
                 self._counts[key] += 1
                 groups.setdefault(key, lk)
@@ -133,6 +140,10 @@ class WaitingTable(KeyedTable):
             visit(pid, 1)
         self.set_rows(rows)
 
+    def count(self) -> int:
+        """Sessions waiting; their blockers are rows too, but not waiting ones."""
+        return sum(isinstance(item, WaitingSession) for item in self.items.values())
+
     def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
         label = self._label[key]
         if isinstance(item, WaitingSession):
@@ -150,7 +161,8 @@ class IdleTable(KeyedTable):
     BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7, R), Col("xact", "xact age", 8, R), Col("idle", "idle", 8, R),
-        Col("xmin", "xmin age", 9, R), Col("locks", "locks", 5, R), Col("app", "application", 18),
+        Col("xmin", "xmin age (xids)", 15, R), Col("locks", "locks", 5, R),
+        Col("app", "application", 18),
         Col("user", "user", 10), Col("query", "last query", QUERY_WIDTH),
     )
 
