@@ -10,7 +10,7 @@ from ui_snapshots import demo_spec, fixed_snapshot
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.screens.detail import DetailScreen
-from dashboard.ui.widgets.keyedtable import fit
+from dashboard.ui.widgets.keyedtable import Col, fit, fit_columns
 from dashboard.ui.widgets.tables import IdleTable
 
 
@@ -109,3 +109,27 @@ def test_cells_reach_the_terminal_as_plain_text_of_their_column_width():
         line = idle.render_line(row + 1)
         assert "\x1b" not in line.text and line.cell_length == idle.size.width
     run([snap], body)
+
+
+def test_columns_give_way_by_rank_and_the_query_takes_the_rest():
+    cols = (Col("pid", "pid", 5), Col("app", "app", 6, drop=2), Col("user", "user", 4, drop=3),
+            Col("query", "query", 10, fill=True, drop=1))
+    # widths with one cell of padding each side: 7 + 8 + 6 + 12 = 33
+    assert fit_columns(cols, 40, 1) == [(0, 5), (1, 6), (2, 4), (3, 17)]
+    assert fit_columns(cols, 30, 1) == [(0, 5), (1, 6), (3, 13)]  # user first
+    assert fit_columns(cols, 20, 1) == [(0, 5), (3, 11)]  # then the application
+    assert fit_columns(cols, 6, 1) == [(0, 5)]  # the query last; pid never
+
+
+def test_at_80_columns_every_table_fits_without_scrolling_sideways():
+    async def body(pilot):
+        app = pilot.app
+        for key, table_id in (("1", "locks"), ("2", "waiting"), ("3", "idle"),
+                              ("4", "stale")):
+            await pilot.press(key)
+            table = app.table(table_id)
+            assert table.virtual_size.width <= table.scrollable_content_region.width, table_id
+            assert table.shown_columns()[0] == table.COLUMNS[0].key
+        locks = app.table("locks").shown_columns()
+        assert {"pid", "granted", "mode", "relation", "wait"} <= set(locks)
+    run([fixed_snapshot(0, rows=40)], body, size=(80, 24))

@@ -27,10 +27,16 @@ from dashboard.report import one_line
 
 @dataclass(frozen=True)
 class Col:
+    """A column. While the table is too narrow for every column, columns with a `drop`
+    rank are left out, highest rank first (the rightmost of a rank first); the `fill`
+    column (at most one) takes the width left over, `width` being its least."""
+
     key: str
     label: str
     width: int
     justify: Literal["left", "right"] = "left"
+    drop: int = 0  # 0: always shown
+    fill: bool = False
 
 
 def fit(value: Any, width: int) -> str:
@@ -45,9 +51,26 @@ def fit(value: Any, width: int) -> str:
     return text
 
 
-def _justify(text: str, col: Col) -> str:
-    gap = " " * (col.width - cell_len(text))
+def _justify(text: str, col: Col, width: int) -> str:
+    gap = " " * (width - cell_len(text))
     return gap + text if col.justify == "right" else text + gap
+
+
+def fit_columns(columns: Sequence[Col], room: int, pad: int) -> list[tuple[int, int]]:
+    """(column index, width) of the columns shown in `room` cells: columns dropped by
+    rank until the rest fit, then the fill column widened to use what is left. A
+    table still wider than the room scrolls sideways."""
+    shown = list(range(len(columns)))
+    total = sum(c.width + 2 * pad for c in columns)
+    by_rank = sorted((i for i, c in enumerate(columns) if c.drop),
+                     key=lambda i: (-columns[i].drop, -i))
+    for i in by_rank:
+        if total <= room:
+            break
+        shown.remove(i)
+        total -= columns[i].width + 2 * pad
+    spare = max(room - total, 0)
+    return [(i, columns[i].width + (spare if columns[i].fill else 0)) for i in shown]
 
 
 class KeyedTable(ScrollView, can_focus=True):
@@ -127,12 +150,32 @@ class KeyedTable(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._lines: dict[str, tuple[tuple, Strip]] = {}  # key -> (raw, rendered line)
         self.cursor_row = 0
-        pad = self.PADDING
-        self._width = sum(c.width + 2 * pad for c in self.COLUMNS)
-        self._header = Strip([Segment(" " * pad + _justify(fit(c.label, c.width), c) + " " * pad)
-                              for c in self.COLUMNS], self._width)
         self._styles: tuple[Style, Style, Style, Style] | None = None
-        self.virtual_size = Size(self._width, 1)
+        self._layout: list[tuple[int, int]] = []
+        self._set_layout(sum(c.width + 2 * self.PADDING for c in self.COLUMNS))
+
+    def _set_layout(self, room: int) -> None:
+        """Choose the columns for `room` cells; lines drawn for other columns are dropped."""
+        layout = fit_columns(self.COLUMNS, room, self.PADDING)
+        if layout == self._layout:
+            return
+        self._layout = layout
+        pad = " " * self.PADDING
+        self._width = sum(w + 2 * self.PADDING for _, w in layout)
+        self._header = Strip([Segment(pad + _justify(fit(self.COLUMNS[i].label, w),
+                                                     self.COLUMNS[i], w) + pad)
+                              for i, w in layout], self._width)
+        self._lines.clear()
+        self.virtual_size = Size(self._width, len(self._keys) + 1)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        # the vertical scrollbar's columns are kept free: rows coming and going must not
+        # change which columns show
+        self._set_layout(self.size.width - self.styles.scrollbar_size_vertical)
+
+    def shown_columns(self) -> list[str]:
+        return [self.COLUMNS[i].key for i, _ in self._layout]
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -220,8 +263,9 @@ class KeyedTable(ScrollView, can_focus=True):
             return hit[1]
         pad = " " * self.PADDING
         segments = []
-        for col, value in zip(self.COLUMNS, raw, strict=True):
-            text = _justify(fit(value, col.width), col)
+        for index, width in self._layout:
+            col, value = self.COLUMNS[index], raw[index]
+            text = _justify(fit(value, width), col, width)
             style = self.cell_style(col.key, value)
             segments.append(Segment(pad + text + pad, Style.parse(style) if style else None))
         line = Strip(segments, self._width)

@@ -17,8 +17,12 @@ from dashboard.models import (
 from dashboard.report import age
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
-QUERY_WIDTH = 60
+QUERY_WIDTH = 28  # at least: the query column takes whatever width is left
 R = "right"  # numbers and ages line up on their last digit
+# dropped while the terminal is too narrow for every column, FIRST before LATER before
+# the query (Enter still shows the whole row)
+FIRST, LATER = {"drop": 3}, {"drop": 2}
+QUERY = {"fill": True, "drop": 1}
 ALIVE = {True: "yes", False: "NO", None: "?"}
 
 
@@ -37,10 +41,10 @@ class LocksTable(KeyedTable):
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
     COLUMNS = (
-        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 19),
-        Col("type", "type", 13), Col("relation", "relation", 28),
-        Col("app", "application", 18), Col("n", "locks", 5, R), Col("wait", "waiting", 7, R),
-        Col("query", "query", QUERY_WIDTH),
+        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 15),
+        Col("type", "type", 13, **FIRST), Col("relation", "relation", 24),
+        Col("app", "application", 18, **LATER), Col("n", "locks", 5, R, **FIRST),
+        Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -70,7 +74,9 @@ class LocksTable(KeyedTable):
         self.set_rows((name, groups[key]) for name, key in self._group.items())
 
     def values(self, key: str, lk: LockInfo) -> tuple:
-        return (lk.pid, "yes" if lk.granted else "WAIT", lk.mode, lk.locktype,
+        # every mode ends in "Lock": AccessExclusive fits where AccessExclusiveLock would not
+        mode = lk.mode.removesuffix("Lock")
+        return (lk.pid, "yes" if lk.granted else "WAIT", mode, lk.locktype,
                 _dash(lk.relation), lk.application_name, self._counts[self._group[key]],
                 "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
@@ -93,8 +99,8 @@ class WaitingTable(KeyedTable):
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
         Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9, R),
-        Col("what", "state / wait event", 19), Col("app", "application", 18),
-        Col("query", "query", QUERY_WIDTH),
+        Col("what", "state / wait event", 19), Col("app", "application", 18, **LATER),
+        Col("query", "query", QUERY_WIDTH, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -161,9 +167,9 @@ class IdleTable(KeyedTable):
     BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7, R), Col("xact", "xact age", 8, R), Col("idle", "idle", 8, R),
-        Col("xmin", "xmin age (xids)", 15, R), Col("locks", "locks", 5, R),
-        Col("app", "application", 18),
-        Col("user", "user", 10), Col("query", "last query", QUERY_WIDTH),
+        Col("xmin", "xmin age (xids)", 15, R), Col("locks", "locks", 5, R, **FIRST),
+        Col("app", "application", 18, **LATER),
+        Col("user", "user", 10, **FIRST), Col("query", "last query", QUERY_WIDTH, **QUERY),
     )
 
     def update_from(self, snap: Snapshot) -> None:
@@ -192,9 +198,9 @@ class StaleLeaseTable(KeyedTable):
     ]
     COLUMNS = (
         Col("id", "job id", 9, R), Col("mark", "✓", 1), Col("overdue", "overdue", 7, R),
-        Col("worker", "worker", 18), Col("alive", "alive", 5), Col("token", "token", 5, R),
-        Col("attempts", "tries", 5, R), Col("started", "started at", 10),
-        Col("status", "status", 8),
+        Col("worker", "worker", 18, fill=True), Col("alive", "alive", 5),
+        Col("token", "token", 5, R), Col("attempts", "tries", 5, R, **FIRST),
+        Col("started", "started at", 10, **LATER), Col("status", "status", 8),
     )
 
     def __init__(self, **kwargs) -> None:
