@@ -8,7 +8,7 @@ times `apply_snapshot` (diff the tables, replot, relabel: the refresh time the
 50 ms target is about) and, separately, that plus the CPU time of the repaint
 that follows. Times are CPU times of the UI thread: the machine is shared.
 The stale-lease tab is shown: its overdue ages tick on every row. Prints median,
-p95 and median / target.
+p95 and median / target, then the same with 10 rows per table and the ratio.
 
     .venv/bin/python bench/render_main_screen.py [N]
 """
@@ -32,6 +32,7 @@ from dashboard.ui.history import History  # noqa: E402
 
 TARGET_MS = 50.0
 ROWS = 1000
+FEW = 10
 
 
 def busy(step: int, rows: int) -> Snapshot:
@@ -44,9 +45,9 @@ def busy(step: int, rows: int) -> Snapshot:
                    waiting=snap.waiting[: max(len(snap.waiting) - step % 7, 0)])
 
 
-async def measure(n: int) -> tuple[list[float], list[float], dict[str, int]]:
+async def measure(n: int, rows: int) -> tuple[list[float], list[float], dict[str, int]]:
     # built one at a time, as polls arrive: a list of them all would only feed the GC
-    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[busy(0, ROWS)])
+    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[busy(0, rows)])
     apply_ms: list[float] = []
     total_ms: list[float] = []
     # a full history: plotext's cost grows with the points, and a dashboard left open has them
@@ -57,7 +58,7 @@ async def measure(n: int) -> tuple[list[float], list[float], dict[str, int]]:
         await pilot.press("4", "down", "space")  # a cursor and a mark to carry along
         await pilot.pause()
         for step in range(1, n + 1):
-            snap = busy(step, ROWS)
+            snap = busy(step, rows)
             # CPU time of this thread: the machine is shared, wall time measures the neighbours
             start = time.thread_time()
             app.apply_snapshot(snap)
@@ -66,8 +67,8 @@ async def measure(n: int) -> tuple[list[float], list[float], dict[str, int]]:
             cpu = time.process_time()
             await pilot.pause()
             total_ms.append(apply_ms[-1] + (time.process_time() - cpu) * 1000)
-        rows = {t: app.table(t).row_count for t in ("locks", "waiting", "idle", "stale")}
-    return apply_ms, total_ms, rows
+        counts = {t: app.table(t).row_count for t in ("locks", "waiting", "idle", "stale")}
+    return apply_ms, total_ms, counts
 
 
 def p95(values: list[float]) -> float:
@@ -84,10 +85,19 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     print(f"{n} refreshes at 200x50, {ROWS:,} rows per table, plot history full "
           f"({History().maxlen} points), target {TARGET_MS:.0f} ms per refresh")
-    apply_ms, total_ms, rows = asyncio.run(measure(n))
+    apply_ms, total_ms, rows = asyncio.run(measure(n, ROWS))
     print(f"rows: {rows}")
     report("apply to widgets", apply_ms)
     report("apply + repaint (CPU)", total_ms)
+    # side by side: the same screen with a screenful of rows, so the ratio is what the
+    # other 990 rows per table cost (1.00: nothing)
+    few_apply, few_total, few = asyncio.run(measure(n, FEW))
+    print(f"the same with {FEW} rows per table (rows: {few})")
+    report("apply + repaint (CPU)", few_total)
+    print(f"  {ROWS:,} rows / {FEW} rows: apply "
+          f"{statistics.median(apply_ms) / statistics.median(few_apply):.2f}, apply + repaint "
+          f"{statistics.median(total_ms) / statistics.median(few_total):.2f}")
+
 
 if __name__ == "__main__":
     main()
