@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import fields, replace
@@ -50,13 +51,17 @@ _UNITS = {
 
 
 def parse_duration(text: str | int | float, what: str = "duration") -> float:
-    """'10 minutes', '30s', '1h' or a number of seconds -> seconds."""
+    """'10 minutes', '30s', '1h' or a number of seconds -> seconds, above zero."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    match = _DURATION.match(str(text).lower())
-    if not match or match.group(2) not in _UNITS:
-        raise UserError(f"bad {what} {text!r}: use a number of seconds or e.g. '10 minutes'")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+        seconds = float(text)
+    else:
+        match = _DURATION.match(str(text).lower())
+        if not match or match.group(2) not in _UNITS:
+            raise UserError(f"bad {what} {text!r}: use a number of seconds or e.g. '10 minutes'")
+        seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not (math.isfinite(seconds) and seconds > 0):  # 0 would call every running job stale
+        raise UserError(f"bad {what} {text!r}: use a duration above zero, e.g. '10 minutes'")
+    return seconds
 
 
 def parse_table_name(text: str) -> TableName:
@@ -170,7 +175,11 @@ def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
             )
         policy = replace(policy, worker_session=raw["worker_session"])
     if "exact_count_limit" in raw:
-        policy = replace(policy, exact_count_limit=int(raw["exact_count_limit"]))
+        limit = raw["exact_count_limit"]
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise UserError(f"bad queue spec {source}: exact_count_limit must be a whole number "
+                            "of rows, 0 or more")
+        policy = replace(policy, exact_count_limit=limit)
     return policy
 
 
@@ -287,15 +296,20 @@ def state_warnings(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...
     )
 
 
+# Roles whose spec values should match some row of a working queue. An empty failed or
+# dead state is the healthy case, so those never warn.
+EXPECTED_ROLES = ("ready", "running", "done")
+
+
 def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> str | None:
-    """One warning naming the spec values that match no row right now, or None.
+    """One warning naming the ready/running/done values that match no row right now, or None.
 
     Often a typo, so worth a line at start; not an error, and not repeated on every
-    poll: a healthy queue may simply have no failed jobs yet.
+    poll: a quiet queue may simply have nothing running.
     """
     if not by_status or spec.source == "flags":
         return None
-    missing = [f"{role}={value!r}" for role in ROLES for value in spec.values(role)
+    missing = [f"{role}={value!r}" for role in EXPECTED_ROLES for value in spec.values(role)
                if value not in by_status]
     if not missing:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,12 +101,36 @@ def test_bad_duration(tmp_path):
     assert_one_line_error(result, "bad --stale-after 'soon'")
 
 
+def snapshot_warnings(db_dsn: str, home: str) -> tuple[list[str], list[str]]:
+    """The warnings of `snapshot` as text and as JSON (both runs exit 0, stderr empty)."""
+    text = run_cli("snapshot", "--dsn", db_dsn, "--preset", "node-jobs", env_home=home)
+    as_json = run_cli("snapshot", "--dsn", db_dsn, "--preset", "node-jobs", "--json",
+                      env_home=home)
+    for result in (text, as_json):
+        assert (result.returncode, result.stderr) == (0, ""), result
+    assert "ready    1" in text.stdout
+    return ([line.removeprefix("warning: ") for line in text.stdout.splitlines()
+             if line.startswith("warning: ")], json.loads(as_json.stdout)["warnings"])
+
+
 def test_state_value_matching_no_row_is_a_warning_not_an_error(node_jobs_db, connect, tmp_path):
     connect(autocommit=True).execute("INSERT INTO jobs (status) VALUES ('pending'), ('done')")
-    result = run_cli("snapshot", "--dsn", node_jobs_db, "--preset", "node-jobs",
-                     env_home=str(tmp_path))
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.strip() == (
-        "queuetop: warning: no rows in public.jobs with running='processing', "
-        "failed='failed'; if such rows should exist, check [queue.states]")
-    assert "ready    1" in result.stdout
+    text, as_json = snapshot_warnings(node_jobs_db, str(tmp_path))
+    # no failed row is healthy: only the running value is named
+    assert text == as_json == [
+        "no rows in public.jobs with running='processing'; "
+        "if such rows should exist, check [queue.states]"]
+
+
+def test_healthy_queue_without_failed_rows_warns_nowhere(node_jobs_db, connect, tmp_path):
+    connect(autocommit=True).execute(
+        "INSERT INTO jobs (status) VALUES ('pending'), ('processing'), ('done')")
+    assert snapshot_warnings(node_jobs_db, str(tmp_path)) == ([], [])
+
+
+def test_exact_count_limit_that_is_not_a_number(tmp_path):
+    spec = tmp_path / "queue.toml"
+    spec.write_text("[queue]\ntable = 'jobs'\n[queue.states]\nready = 'a'\nrunning = 'b'\n"
+                    "[queue.policy]\nexact_count_limit = 'lots'\n")
+    result = run_cli("snapshot", "--queue", str(spec), env_home=str(tmp_path))
+    assert_one_line_error(result, "exact_count_limit must be a whole number")

@@ -39,6 +39,13 @@ def test_parse_duration_rejects_nonsense():
         config.parse_duration("soon", "stale_after")
 
 
+@pytest.mark.parametrize("text", ["0", "0 minutes", "0.0s", 0, -5, float("nan"), float("inf")])
+def test_parse_duration_rejects_zero_negative_and_infinite(text):
+    # a stale_after of 0 would call every running job stale the moment it starts
+    with pytest.raises(UserError, match="above zero"):
+        config.parse_duration(text, "stale_after")
+
+
 def test_every_preset_loads():
     names = config.preset_names()
     assert {"demo", "fila-documentos", "tarefas-demo", "node-jobs"} <= set(names)
@@ -83,6 +90,12 @@ def test_spec_from_dict_full():
     ({"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"max_attempts": 0}},
      "max_attempts must be a positive integer"),
     ({"table": "j", "id": 5, "states": {"ready": "a", "running": "b"}}, "id must be a column name"),
+    ({"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"stale_after": 0}},
+     "bad stale_after 0"),
+    ({"table": "j", "states": {"ready": "a", "running": "b"},
+      "policy": {"exact_count_limit": "lots"}}, "exact_count_limit must be a whole number"),
+    ({"table": "j", "states": {"ready": "a", "running": "b"},
+      "policy": {"exact_count_limit": -1}}, "exact_count_limit must be a whole number"),
 ])
 def test_spec_from_dict_rejects(queue, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -106,9 +119,17 @@ def test_state_warnings():
     assert config.state_warnings(spec, by_status) == (
         "status value 'archived' (1 rows) is not mapped to any role in the queue spec",)
     assert config.unmatched_values(spec, by_status) == (
-        "no rows in jobs with running='processing', done='done', failed='failed'; "
+        "no rows in jobs with running='processing', done='done'; "
         "if such rows should exist, check [queue.states]")
     assert config.unmatched_values(spec, {}) is None  # an empty table says nothing
+
+
+def test_no_failed_or_dead_rows_is_healthy_not_a_warning():
+    spec = config.load_preset("demo")  # failed = ["failed"], dead = ["dead"]
+    assert config.unmatched_values(spec, {"ready": 5, "running": 2, "done": 40}) is None
+    assert config.unmatched_values(spec, {"ready": 5, "done": 40}) == (
+        "no rows in queuetop_demo.jobs with running='running'; "
+        "if such rows should exist, check [queue.states]")
 
 
 def test_wait_chain_follows_first_blocker_to_the_root():

@@ -11,12 +11,19 @@ with its audit record; it returns an ActionResult (changed, skipped + reason).
 
 from dashboard.actions.audit import AuditSink, FileAudit, TableAudit, choose_sink
 from dashboard.actions.capabilities import capabilities
-from dashboard.actions.jobs import dead_letter, observe_jobs, requeue
+from dashboard.actions.guards import foresee
+from dashboard.actions.jobs import (
+    BadJobId,
+    dead_letter,
+    job_id_problem,
+    observe_jobs,
+    requeue,
+)
 from dashboard.actions.results import ActionResult, ObservedJob, ObservedSession, Skipped
 from dashboard.actions.sessions import cancel, observe_session, terminate
 
 __all__ = [
-    "ActionResult", "AuditSink", "FileAudit", "ObservedJob", "ObservedSession", "Skipped",
-    "TableAudit", "cancel", "capabilities", "choose_sink", "dead_letter", "observe_jobs",
-    "observe_session", "requeue", "terminate",
+    "ActionResult", "AuditSink", "BadJobId", "FileAudit", "ObservedJob", "ObservedSession",
+    "Skipped", "TableAudit", "cancel", "capabilities", "choose_sink", "dead_letter", "foresee",
+    "job_id_problem", "observe_jobs", "observe_session", "requeue", "terminate",
 ]

@@ -7,13 +7,14 @@ action holds locked, so the explanation cannot race the guard.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
 
 from dashboard.actions.audit import table_privileges
-from dashboard.actions.results import ObservedJob
+from dashboard.actions.results import ObservedJob, Skipped
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, TableName
 
@@ -40,7 +41,13 @@ class JobRow:
 
     def observed(self) -> ObservedJob:
         return ObservedJob(id=self.id, status=self.status, worker=self.worker,
-                           lease_token=self.lease_token, lease_until=self.lease_until)
+                           lease_token=self.lease_token, lease_until=self.lease_until,
+                           expired=self.expired)
+
+
+# The roles each job action changes jobs from; the SQL guard's from_values come from these.
+FROM_ROLES = {"requeue": ("running", "failed"), "dead-letter": ("ready", "running", "failed")}
+_ALREADY = {"ready": "already ready", "done": "already done", "dead": "already dead-lettered"}
 
 
 _MOVED_ON = {
@@ -59,8 +66,7 @@ def skip_reason(spec: QueueSpec, seen: ObservedJob, now: JobRow, from_roles: tup
         return _MOVED_ON.get(spec.role_of(now.status) or "", f"state changed to {now.status}")
     role = spec.role_of(now.status)
     if role not in from_roles:
-        return {"ready": "already ready", "done": "already done",
-                "dead": "already dead-lettered"}.get(role or "", f"not allowed from {now.status}")
+        return _ALREADY.get(role or "", f"not allowed from {now.status}")
     if now.worker != seen.worker:
         return "owner changed"
     if now.lease_token != seen.lease_token:
@@ -72,6 +78,34 @@ def skip_reason(spec: QueueSpec, seen: ObservedJob, now: JobRow, from_roles: tup
             return "lease renewed"
         return "lease not expired (use --force)"
     return "state changed"  # the guard disagreed with every explanation above
+
+
+def foreseen_skip(spec: QueueSpec, job: ObservedJob, action: str, force: bool) -> str | None:
+    """Why `action` would skip `job` if it is still as observed; None if it would change it.
+
+    A forecast from the observation, to spare the operator a pointless question; the job
+    may move on before the action runs, and the SQL guard has the last word.
+    """
+    role = spec.role_of(job.status)
+    if role not in FROM_ROLES[action]:
+        return _ALREADY.get(role or "", f"not allowed from {job.status}")
+    if role == "running" and not force and not job.expired:
+        return "lease expiry unknown" if job.expired is None else "lease not expired"
+    return None
+
+
+def foresee(spec: QueueSpec, jobs: Sequence[ObservedJob], action: str,
+            force: bool) -> tuple[list[ObservedJob], list[Skipped]]:
+    """The jobs `action` would change as observed, and the others with their reason."""
+    change: list[ObservedJob] = []
+    skip: list[Skipped] = []
+    for job in jobs:
+        why = foreseen_skip(spec, job, action, force)
+        if why is None:
+            change.append(job)
+        else:
+            skip.append(Skipped(job.id, why))
+    return change, skip
 
 
 def _privileges(conn: psycopg.Connection, table: TableName) -> dict[str, object]:

@@ -8,6 +8,8 @@ only if it is still in that state, and every other job comes back in
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +26,43 @@ from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 
 
+class BadJobId(UserError):
+    """An id the id column's type cannot take ('abc' for a bigint id)."""
+
+
+_INTEGER_BOUNDS = {"smallint": 2**15, "integer": 2**31, "bigint": 2**63}
+
+
+def _id_problem(kind: str, token: str) -> str | None:
+    """Why `token` cannot be a value of SQL type `kind`, for the types worth checking early."""
+    if kind in _INTEGER_BOUNDS:
+        if not re.fullmatch(r"[+-]?[0-9]+", token):
+            return "not a whole number"
+        bound = _INTEGER_BOUNDS[kind]
+        return None if -bound <= int(token) < bound else f"out of range for {kind}"
+    if kind.startswith("numeric"):
+        return None if re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)", token) else "not a number"
+    if kind == "uuid":
+        try:
+            uuid.UUID(token)
+        except ValueError:
+            return "not a uuid"
+    return None  # text ids take anything; other types are left to the server's cast
+
+
+def job_id_problem(spec: QueueSpec, ids: Sequence[str]) -> str | None:
+    """One line naming the ids the id column cannot take, or None (nothing is read).
+
+    Lets the dashboard keep the look-up open on a typo instead of failing in the database.
+    """
+    kind = spec.column_types.get(spec.columns.id, "")
+    bad = [(token, why) for token in ids if (why := _id_problem(kind, token))]
+    if not bad:
+        return None
+    named = ", ".join(f"{token!r} ({why})" for token, why in bad)
+    return f"bad job id{'s' if len(bad) > 1 else ''} {named}: ids of {spec.table} are {kind}"
+
+
 def _job_params(spec: QueueSpec, ids: list[str]) -> dict[str, object]:
     return {"ids": ids, "stale_after_s": spec.policy.stale_after_s}
 
@@ -38,9 +77,10 @@ def _friendly(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
     """A one-line error for the database failures an operator can do something about."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue,
-                        errors.NumericValueOutOfRange)):
+                        errors.NumericValueOutOfRange, errors.InvalidDatetimeFormat,
+                        errors.DatetimeFieldOverflow)):
         id_type = spec.column_types.get(spec.columns.id, "its type")
-        return UserError(f"bad job id: {first}; ids of {spec.table} are {id_type}")
+        return BadJobId(f"bad job id: {first}; ids of {spec.table} are {id_type}")
     if isinstance(exc, errors.LockNotAvailable):
         return UserError(f"{spec.table} is locked by another session (not a worker's row lock: "
                          f"those are skipped); nothing changed, try again: {first}")

@@ -20,6 +20,8 @@ class ObservedJob:
 
     The action changes the job only if id, status, worker and lease token still match.
     `lease_until` is not guarded; it only tells "lease renewed" from "lease not expired".
+    `expired` (the lease had run out when observed; None: unknown) is not guarded either;
+    it lets the dashboard say beforehand that a requeue would skip a live lease.
     """
 
     id: str
@@ -27,12 +29,14 @@ class ObservedJob:
     worker: str | None = None
     lease_token: str | None = None
     lease_until: datetime | None = None
+    expired: bool | None = None
 
     @classmethod
     def from_stale(cls, lease: StaleLease) -> ObservedJob:
         """The observed state of a row of Snapshot.stale_leases."""
         return cls(id=str(lease.id), status=lease.status, worker=_text(lease.worker),
-                   lease_token=_text(lease.lease_token), lease_until=lease.lease_until)
+                   lease_token=_text(lease.lease_token), lease_until=lease.lease_until,
+                   expired=True)  # listed as stale because its lease ran out
 
 
 @dataclass(frozen=True)

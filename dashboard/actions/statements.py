@@ -13,6 +13,7 @@ import psycopg
 from psycopg import sql
 
 import queries
+from dashboard.actions.guards import FROM_ROLES
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, TableName
 from dashboard.monitor import queue_parts
@@ -74,7 +75,7 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     sets += [_set(c, sql.SQL("NULL")) for c in (cols.worker, cols.lease_until) if c]
     advance = _token_advance(spec)
     sets += [advance] if advance else []
-    from_roles = ("running", "failed")
+    from_roles = FROM_ROLES["requeue"]
     return Plan(
         action="requeue",
         statement=queries.get("actions/do_requeue", **job_parts(spec),
@@ -98,7 +99,7 @@ def dead_status(spec: QueueSpec) -> str:
 
 def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, reason: str,
                      actor: str) -> Plan:
-    from_roles = ("ready", "running", "failed")
+    from_roles = FROM_ROLES["dead-letter"]
     params = {**_common_params(spec, force, from_roles), "reason": reason, "actor": actor}
     policy = spec.policy.dead_letter
     if policy and policy.kind == "table" and policy.table:

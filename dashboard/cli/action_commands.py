@@ -16,6 +16,7 @@ from datetime import datetime
 from dashboard import actions, config, db
 from dashboard.actions import ActionResult, Skipped
 from dashboard.cli.common import (
+    checked,
     connection_options,
     queue_options,
     recovery_options,
@@ -60,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        ("terminate", "end a backend; its open transaction rolls back")):
         p = sub.add_parser(name, parents=[conn_opts, _action_options(), recovery],
                            help=f"{what} (guarded against pid reuse, audited)")
-        p.add_argument("pid", type=int, metavar="PID", help="backend pid")
+        p.add_argument("pid", type=checked(int, lambda n: n >= 1, "a backend pid (1 or more)"),
+                       metavar="PID", help="backend pid")
         p.add_argument("--backend-start", metavar="TIMESTAMP",
                        help="the backend start you observed (pg_stat_activity.backend_start); "
                             "the signal is sent only if it still matches")

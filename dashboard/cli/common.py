@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import psycopg
 
@@ -12,6 +14,9 @@ from dashboard import config, db
 from dashboard.models import QueueSpec
 
 EXIT_USAGE = 2
+# The dashboard's fastest refresh step (INTERVALS in dashboard/ui/app.py); a test ties them.
+MIN_INTERVAL_S = 0.2
+MAX_INTERVAL_S = 3600.0
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -20,6 +25,28 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+def checked(kind: Callable[[str], Any], accept: Callable[[Any], bool],
+            expected: str) -> Callable[[str], Any]:
+    """An argparse `type` that refuses NaN, infinities and values outside `accept`.
+
+    argparse turns the refusal into one usage line naming the flag, exit 2.
+    """
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
+
+
+INTERVAL = checked(float, lambda v: MIN_INTERVAL_S <= v <= MAX_INTERVAL_S,
+                   f"a number of seconds from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
 
 
 def connection_options() -> argparse.ArgumentParser:
@@ -55,8 +82,9 @@ def queue_options() -> argparse.ArgumentParser:
     group.add_argument("--status-column", metavar="NAME", help="state column")
     group.add_argument("--stale-after", metavar="DURATION",
                        help="running jobs without a lease expiry are stale after this")
-    group.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
-                       help="refresh interval; monitoring statements time out within it")
+    group.add_argument("--interval", type=INTERVAL, default=2.0, metavar="SECONDS",
+                       help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}; "
+                            "monitoring statements time out within it")
     return parent
 
 

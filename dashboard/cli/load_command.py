@@ -10,7 +10,7 @@ import threading
 import time
 
 from dashboard import config, db, schema
-from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
 from dashboard.errors import UserError
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
 from dashboard.models import QueueSpec, TableName
@@ -19,31 +19,37 @@ DEMO_TABLE = TableName("jobs", "queuetop_demo")
 DEFAULT_DURATION_S = 10.0
 LIVE_EVERY_S = 0.5
 
+AT_LEAST_ONE = checked(int, lambda n: n >= 1, "a whole number, 1 or more")
+NOT_NEGATIVE_INT = checked(int, lambda n: n >= 0, "a whole number, 0 or more")
+NOT_NEGATIVE = checked(float, lambda v: v >= 0, "a number, 0 or more")
+POSITIVE_SECONDS = checked(float, lambda v: v > 0, "a number of seconds above 0")
+PROBABILITY = checked(float, lambda v: 0 <= v <= 1, "a probability from 0 to 1")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "load", parents=[connection_options(), queue_options()],
         help="run competing workers against the demo queue (or a table you confirm)")
     g = p.add_argument_group("load")
-    g.add_argument("--workers", type=int, default=4, metavar="N", help="worker processes")
+    g.add_argument("--workers", type=AT_LEAST_ONE, default=4, metavar="N", help="worker processes")
     g.add_argument("--strategy", choices=list(STRATEGIES), default="skip-locked")
-    g.add_argument("--duration", type=float, metavar="S",
+    g.add_argument("--duration", type=POSITIVE_SECONDS, metavar="S",
                    help=f"stop after S seconds (default {DEFAULT_DURATION_S:g} without --jobs)")
-    g.add_argument("--jobs", type=int, metavar="N",
+    g.add_argument("--jobs", type=AT_LEAST_ONE, metavar="N",
                    help="enqueue N jobs first and stop once N jobs are done or dead")
-    g.add_argument("--rate", type=float, default=0.0, metavar="R",
+    g.add_argument("--rate", type=NOT_NEGATIVE, default=0.0, metavar="R",
                    help="also enqueue R jobs per second while running")
-    g.add_argument("--work-ms", type=float, default=20.0, metavar="MS",
+    g.add_argument("--work-ms", type=NOT_NEGATIVE, default=20.0, metavar="MS",
                    help="mean simulated work per job (lognormal)")
-    g.add_argument("--batch", type=int, default=1, metavar="K", help="jobs per claim")
+    g.add_argument("--batch", type=AT_LEAST_ONE, default=1, metavar="K", help="jobs per claim")
     g.add_argument("--hold-tx", action="store_true",
                    help="work inside the claim transaction (the anti-pattern)")
-    g.add_argument("--fail-rate", type=float, default=0.0, metavar="P",
+    g.add_argument("--fail-rate", type=PROBABILITY, default=0.0, metavar="P",
                    help="probability that a job fails (retried until max_attempts)")
-    g.add_argument("--crash-rate", type=float, default=0.0, metavar="P",
+    g.add_argument("--crash-rate", type=PROBABILITY, default=0.0, metavar="P",
                    help="probability that a worker exits hard right after a claim")
-    g.add_argument("--lease", type=float, default=30.0, metavar="S", help="lease length")
-    g.add_argument("--payload-bytes", type=int, default=64, metavar="B")
+    g.add_argument("--lease", type=POSITIVE_SECONDS, default=30.0, metavar="S", help="lease length")
+    g.add_argument("--payload-bytes", type=NOT_NEGATIVE_INT, default=64, metavar="B")
     g.add_argument("--no-rescue", action="store_true",
                    help="leave expired leases alone (for the dashboard's recovery actions)")
     g.add_argument("--seed", type=int, help="random seed for work times and faults")
@@ -54,10 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
-    if args.workers < 1:
-        raise UserError("--workers must be at least 1")
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError("--jobs must be at least 1")
+    """The flags are range-checked by argparse; LoadSettings checks them once more."""
     return LoadSettings(
         workers=args.workers, strategy=args.strategy, batch=args.batch, work_ms=args.work_ms,
         hold_tx=args.hold_tx, fail_rate=args.fail_rate, crash_rate=args.crash_rate,

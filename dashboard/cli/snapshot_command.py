@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from dataclasses import replace
 
 from dashboard import config, monitor, report
 from dashboard.cli.common import connection_options, open_queue, queue_options
@@ -20,8 +20,9 @@ def run_snapshot(args: argparse.Namespace) -> int:
     _, conn, spec = open_queue(args)
     with conn:
         snap = monitor.collect(conn, spec)
+    # part of the snapshot, so that the text and the JSON report the same warnings
     warning = config.unmatched_values(spec, snap.by_status)
     if warning:
-        print(f"queuetop: warning: {warning}", file=sys.stderr)
+        snap = replace(snap, warnings=(*snap.warnings, warning))
     print(report.snapshot_json(snap) if args.json else report.snapshot_text(snap))
     return 0

@@ -7,6 +7,10 @@ from dataclasses import replace
 
 from dashboard import config, db, schema
 from dashboard.cli.common import (
+    INTERVAL,
+    MAX_INTERVAL_S,
+    MIN_INTERVAL_S,
+    checked,
     connection_options,
     open_queue,
     queue_options,
@@ -24,11 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", parents=[connection_options(), recovery_options()],
                        help="create the demo queue if absent, start workers on it and open "
                             "the dashboard")
-    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
-                   help="refresh interval")
+    p.add_argument("--interval", type=INTERVAL, default=1.0, metavar="SECONDS",
+                   help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
     load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
-    load.add_argument("--workers", type=int, default=None, metavar="N",
-                      help=f"worker processes to start (default {DEMO_WORKERS})")
+    load.add_argument("--workers", type=checked(int, lambda n: n >= 0, "a whole number, 0 or more"),
+                      default=None, metavar="N",
+                      help=f"worker processes to start (default {DEMO_WORKERS}; 0: the "
+                           "producer alone, w adds workers)")
     load.add_argument("--strategy", choices=list(STRATEGIES), default=None,
                       help="claim strategy (default skip-locked)")
     load.add_argument("--no-load", action="store_true",

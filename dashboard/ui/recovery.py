@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import closing
+from functools import partial
 
 import psycopg
 from textual import work
@@ -22,7 +23,7 @@ from dashboard.actions.capabilities import ACTIONS
 from dashboard.errors import UserError
 from dashboard.models import IdleTransaction
 from dashboard.ui.poller import _one_line_error
-from dashboard.ui.screens.action_result import ActionResultScreen
+from dashboard.ui.screens.action_result import ActionResultScreen, result_title
 from dashboard.ui.screens.confirm import (
     ConfirmRequest,
     ConfirmScreen,
@@ -61,6 +62,15 @@ class RecoveryFailed(Message):
     def __init__(self, action: str, reason: str) -> None:
         super().__init__()
         self.action = action
+        self.reason = reason
+
+
+class LookupRefused(Message):
+    """The server refused an id the look-up dialog could not check: ask again."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__()
+        self.value = value
         self.reason = reason
 
 
@@ -189,8 +199,9 @@ class RecoveryMixin:
                 else ObservedSession.from_session(item))
         self._confirm(session_request(action, item, seen))
 
-    def action_lookup_jobs(self) -> None:
-        self.push_screen(JobLookupScreen(), self._look_up)
+    def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
+        check = partial(actions.job_id_problem, self.spec)
+        self.push_screen(JobLookupScreen(check, value, error), self._look_up)
 
     # --- confirm, run, report ------------------------------------------------------------------
 
@@ -227,7 +238,7 @@ class RecoveryMixin:
     def on_recovery_done(self, message: RecoveryDone) -> None:
         self._action_busy = False
         result = message.result
-        self.notify(result.summary(), title=result.action,
+        self.notify(result.summary(), title=result_title(result),
                     severity="information" if result.ok else "warning", timeout=8)
         self.push_screen(ActionResultScreen(result))
         self._poll_soon()
@@ -270,16 +281,27 @@ class RecoveryMixin:
         try:
             with closing(db.connect_monitor(self.dsn)) as conn:
                 jobs, missing = actions.observe_jobs(conn, self.spec, ids)
+        except actions.BadJobId as exc:  # a type the dialog does not check: reopen it
+            self.post_message(LookupRefused(" ".join(ids), _why(exc)))
+            return
         except (psycopg.Error, UserError, OSError) as exc:
             self.post_message(RecoveryFailed("look-up", _why(exc)))
             return
         self.post_message(JobsObserved(jobs, missing))
 
+    def on_lookup_refused(self, message: LookupRefused) -> None:
+        self.action_lookup_jobs(message.value, message.reason)
+
     def on_jobs_observed(self, message: JobsObserved) -> None:
         jobs = message.jobs
 
         def chosen(choice: tuple[str, bool] | None) -> None:
-            if choice and not self._refused(choice[0]):
-                self._confirm(job_request(choice[0], self.spec, jobs, force=choice[1]))
+            if not choice or self._refused(choice[0]):
+                return
+            action, force = choice
+            # the list refused if nothing would change; ask only about what would
+            change, left_out = actions.foresee(self.spec, jobs, action, force)
+            self._confirm(job_request(action, self.spec, change, force=force,
+                                      left_out=left_out))
 
-        self.push_screen(JobListScreen(jobs, message.missing), chosen)
+        self.push_screen(JobListScreen(jobs, message.missing, self.spec), chosen)

@@ -33,6 +33,11 @@ def result_table(result: ActionResult) -> Table:
     return table
 
 
+def result_title(result: ActionResult) -> str:
+    """'requeue: done', or 'requeue: nothing changed' when every id was skipped."""
+    return f"{result.action}: {'done' if result.changed else 'nothing changed'}"
+
+
 class ActionResultScreen(ModalScreen[None]):
     """Shown after every action; Escape, Enter or q closes it."""
 
@@ -44,7 +49,7 @@ class ActionResultScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="result-body") as body:
-            body.border_title = f"{self.result.action}: done (Escape closes)"
+            body.border_title = f"{result_title(self.result)} (Escape closes)"
             yield Static(result_table(self.result))
 
     def action_close(self) -> None:

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from dashboard.actions import ObservedJob, ObservedSession
+from dashboard.actions import ObservedJob, ObservedSession, Skipped
 from dashboard.models import IdleTransaction, QueueSpec, SessionInfo, WaitingSession
 from dashboard.report import age
 
@@ -67,13 +67,21 @@ class ConfirmRequest:
 
 def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
                 force: bool = False, overdue: dict[str, float] | None = None,
-                all_stale: int | None = None) -> ConfirmRequest:
-    """Requeue or dead-letter these jobs, as observed."""
+                all_stale: int | None = None,
+                left_out: Sequence[Skipped] = ()) -> ConfirmRequest:
+    """Requeue or dead-letter these jobs, as observed.
+
+    `left_out`: jobs the operator chose that the action would skip as observed; they are
+    named with their reason, and not sent.
+    """
     ids = [j.id for j in jobs]
     overdue = overdue or {}
     rows = [job_line(j, overdue.get(j.id)) for j in jobs[:MAX_ROWS]]
     if len(jobs) > MAX_ROWS:
         rows.append(f"  ... and {len(jobs) - MAX_ROWS} more")
+    if left_out:
+        rows.append("Left out (as looked up, the action would skip them): "
+                    + ids_text([f"{s.id} {s.reason}" for s in left_out]))
     scope = f" (all {all_stale} stale leases shown)" if all_stale else ""
     noun = "job" if len(ids) == 1 else "jobs"
     head = f"{len(ids)} {noun}{scope}: {ids_text(ids)}"

@@ -7,7 +7,7 @@ dead-letter; the app then asks for confirmation as for stale leases.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,8 +16,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from dashboard.actions import ObservedJob, Skipped
-from dashboard.ui.screens.confirm import job_line
+from dashboard.actions import ObservedJob, Skipped, foresee
+from dashboard.models import QueueSpec
+from dashboard.ui.screens.confirm import MAX_IDS, job_line
 
 
 def parse_ids(text: str) -> list[str]:
@@ -26,21 +27,59 @@ def parse_ids(text: str) -> list[str]:
 
 
 class JobLookupScreen(ModalScreen[list[str] | None]):
-    """Asks for job ids; Enter looks them up, Escape closes."""
+    """Asks for job ids; Enter looks them up, Escape closes.
+
+    `check` names the ids the queue cannot take (a typo); the dialog then stays open with
+    the input as typed and the problem on an error line, and nothing is looked up.
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, check: Callable[[list[str]], str | None] | None = None,
+                 value: str = "", error: str = "") -> None:
+        super().__init__()
+        self.check = check
+        self.value = value
+        self.error = error
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lookup-body") as body:
             body.border_title = "Look up jobs by id (Escape closes)"
-            yield Input(placeholder="job ids, separated by spaces or commas", id="lookup-ids")
+            yield Input(self.value, placeholder="job ids, separated by spaces or commas",
+                        id="lookup-ids")
+            yield Static(id="lookup-error")
             yield Static(Text("Enter: look up (a plain read, nothing changes)", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).action_end()  # reopened with the input: edit where it ends
+        self.show_error(self.error, self.value)
+
+    def show_error(self, error: str, value: str) -> None:
+        """Show `error` (or hide the line) about the input as it is: `value`."""
+        self.error, self.value = error, value
+        line = self.query_one("#lookup-error", Static)
+        line.update(Text(error, style="bold red"))
+        line.display = bool(error)
+
+    def problem(self, ids: list[str]) -> str:
+        if not ids:
+            return "type one or more job ids"
+        why = self.check(ids) if self.check else None
+        return f"{why}; fix it and press Enter" if why else ""
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # an error on show follows the edits, and goes once they fix it (the Input also
+        # reports its initial value: that is what the error is about, keep it)
+        if self.error and event.value != self.value:
+            ids = parse_ids(event.value)
+            self.show_error(self.problem(ids) if ids else "", event.value)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         ids = parse_ids(event.value)
-        if not ids:
-            self.notify("type one or more job ids", severity="warning")
+        error = self.problem(ids)
+        if error:
+            self.show_error(error, event.value)
             return
         self.dismiss(ids)
 
@@ -61,10 +100,12 @@ class JobListScreen(ModalScreen[tuple[str, bool] | None]):
         Binding("escape,q", "choose('', False)", "Close"),
     ]
 
-    def __init__(self, jobs: Sequence[ObservedJob], missing: Sequence[Skipped]) -> None:
+    def __init__(self, jobs: Sequence[ObservedJob], missing: Sequence[Skipped],
+                 spec: QueueSpec) -> None:
         super().__init__()
         self.jobs = list(jobs)
         self.missing = list(missing)
+        self.spec = spec
 
     def compose(self) -> ComposeResult:
         lines = Text("\n").join(
@@ -78,7 +119,25 @@ class JobListScreen(ModalScreen[tuple[str, bool] | None]):
                               style="dim"))
 
     def action_choose(self, action: str, force: bool) -> None:
-        if action and not self.jobs:
+        if not action:
+            self.dismiss(None)
+            return
+        if not self.jobs:
             self.notify("no job to act on", severity="warning")
             return
-        self.dismiss((action, force) if action else None)
+        change, skipped = foresee(self.spec, self.jobs, action, force)
+        if not change:  # nothing would change as looked up: say why instead of asking
+            self.notify(skipped_text(skipped, action, force), severity="warning", timeout=8,
+                        title=f"{'force ' if force else ''}{action}: nothing to change")
+            return
+        self.dismiss((action, force))
+
+
+def skipped_text(skipped: Sequence[Skipped], action: str, force: bool) -> str:
+    """'1673: already done, 1674: lease not expired (F forces a requeue)'."""
+    text = ", ".join(f"{s.id}: {s.reason}" for s in skipped[:MAX_IDS])
+    text += f" +{len(skipped) - MAX_IDS} more" if len(skipped) > MAX_IDS else ""
+    leases = any(s.reason.startswith("lease") for s in skipped)
+    if leases and action == "requeue" and not force:
+        text += " (F forces a requeue)"
+    return text
