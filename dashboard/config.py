@@ -304,10 +304,11 @@ EXPECTED_ROLES = ("ready", "running", "done")
 def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> str | None:
     """One warning naming the ready/running/done values that match no row right now, or None.
 
-    Often a typo, so worth a line at start; not an error, and not repeated on every
-    poll: a quiet queue may simply have nothing running.
+    Only while some rows carry a value no role claims: then a spec value matching
+    nothing is likely the typo behind them. Without such rows a quiet queue may simply
+    have nothing running, and says nothing. Not an error, not repeated on every poll.
     """
-    if not by_status or spec.source == "flags":
+    if not by_status or spec.source == "flags" or not state_warnings(spec, by_status):
         return None
     missing = [f"{role}={value!r}" for role in EXPECTED_ROLES for value in spec.values(role)
                if value not in by_status]

@@ -114,12 +114,20 @@ def snapshot_warnings(db_dsn: str, home: str) -> tuple[list[str], list[str]]:
 
 
 def test_state_value_matching_no_row_is_a_warning_not_an_error(node_jobs_db, connect, tmp_path):
-    connect(autocommit=True).execute("INSERT INTO jobs (status) VALUES ('pending'), ('done')")
+    # a typo in the data or the spec: 'procesing' is no role's; 'processing' matches nothing
+    connect(autocommit=True).execute(
+        "INSERT INTO jobs (status) VALUES ('pending'), ('done'), ('procesing')")
     text, as_json = snapshot_warnings(node_jobs_db, str(tmp_path))
     # no failed row is healthy: only the running value is named
     assert text == as_json == [
+        "status value 'procesing' (1 rows) is not mapped to any role in the queue spec",
         "no rows in public.jobs with running='processing'; "
         "if such rows should exist, check [queue.states]"]
+
+
+def test_quiet_queue_with_nothing_running_warns_nowhere(node_jobs_db, connect, tmp_path):
+    connect(autocommit=True).execute("INSERT INTO jobs (status) VALUES ('pending'), ('done')")
+    assert snapshot_warnings(node_jobs_db, str(tmp_path)) == ([], [])
 
 
 def test_healthy_queue_without_failed_rows_warns_nowhere(node_jobs_db, connect, tmp_path):

@@ -127,7 +127,9 @@ def test_state_warnings():
 def test_no_failed_or_dead_rows_is_healthy_not_a_warning():
     spec = config.load_preset("demo")  # failed = ["failed"], dead = ["dead"]
     assert config.unmatched_values(spec, {"ready": 5, "running": 2, "done": 40}) is None
-    assert config.unmatched_values(spec, {"ready": 5, "done": 40}) == (
+    assert config.unmatched_values(spec, {"ready": 5, "done": 40}) is None  # a quiet queue
+    # rows no role claims: the spec value that matches nothing is likely the typo
+    assert config.unmatched_values(spec, {"ready": 5, "done": 40, "runing": 2}) == (
         "no rows in queuetop_demo.jobs with running='running'; "
         "if such rows should exist, check [queue.states]")
 
