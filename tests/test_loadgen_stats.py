@@ -9,7 +9,14 @@ import pytest
 from dashboard import config
 from dashboard.errors import UserError
 from dashboard.loadgen import LoadSettings, faults
-from dashboard.loadgen.stats import ClaimLedger, Histogram, Latency, LoadSnapshot, summary
+from dashboard.loadgen.stats import (
+    ClaimLedger,
+    Histogram,
+    Latency,
+    LoadSnapshot,
+    StatsBook,
+    summary,
+)
 from dashboard.loadgen.strategies import build
 
 
@@ -20,6 +27,16 @@ def test_histogram_percentiles_within_a_few_percent():
     assert hist.percentile(50) == pytest.approx(500, rel=0.03)
     assert hist.percentile(99) == pytest.approx(990, rel=0.03)
     assert Histogram().percentile(50) is None
+
+
+def test_recent_claim_latency_covers_the_last_ten_seconds_only():
+    book = StatsBook()
+    book.add(1, {"claims": 100}, [500.0] * 100, now=1000.0)  # for-update behind a held row
+    book.add(1, {"claims": 100}, [0.5] * 100, now=1009.5)  # then nowait: fast
+    assert Latency.of(book.recent.at(1009.5)).p95 == pytest.approx(500, rel=0.03)
+    assert Latency.of(book.recent.at(1011.0)).p95 == pytest.approx(0.5, rel=0.03)
+    assert Latency.of(book.latency).p95 == pytest.approx(500, rel=0.03)  # the run keeps both
+    assert Latency.of(book.recent.at(1030.0)) == Latency(None, None, None)  # no claims lately
 
 
 def test_ledger_flags_two_live_owners_with_the_same_token():

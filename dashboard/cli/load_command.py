@@ -13,6 +13,7 @@ from dashboard import config, db, schema
 from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
 from dashboard.errors import UserError
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
+from dashboard.loadgen.stats import LATENCY_WINDOW_S
 from dashboard.models import QueueSpec, TableName
 
 DEMO_TABLE = TableName("jobs", "queuetop_demo")
@@ -85,13 +86,17 @@ def open_writable_queue(args: argparse.Namespace) -> tuple[str, QueueSpec]:
 
 
 def live_line(snap: LoadSnapshot) -> str:
-    t, lat = snap.totals, snap.latency
+    t, lat = snap.totals, snap.recent_latency
     p95 = f"{lat.p95:.1f}ms" if lat.p95 is not None else "-"
-    return (f"{snap.elapsed_s:6.1f}s  workers {snap.live_workers}/{snap.target_workers}  "
+    line = (f"{snap.elapsed_s:6.1f}s  workers {snap.live_workers}/{snap.target_workers}  "
             f"claims/s {snap.claims_per_s:7.0f}  done/s {snap.completions_per_s:7.0f}  "
             f"done {t['completed']}  failed {t['failed']}  dead {t['dead']}  "
-            f"crashed {snap.crashed}  p95 {p95}  lock waits {t['lock_waits']}  "
-            f"lock errors {t['lock_errors']}  double claims {snap.double_claims}")
+            f"crashed {snap.crashed}  p95 (last {LATENCY_WINDOW_S:g}s) {p95}  "
+            f"lock waits {t['lock_waits']}  lock errors {t['lock_errors']}  "
+            f"double claims {snap.double_claims}")
+    if snap.reconnecting:
+        line += f"  RECONNECTING {len(snap.reconnecting)}: {snap.connection_error}"
+    return line
 
 
 def summary_text(doc: dict) -> str:
@@ -139,7 +144,7 @@ def run_load(args: argparse.Namespace) -> int:
     try:
         while gen.running:
             snap = gen.stats()
-            if snap.errors and not snap.live_workers:
+            if snap.errors and not snap.live_workers and not snap.reconnecting:
                 break
             if finished(snap, args.jobs, duration):
                 break

@@ -10,7 +10,7 @@ import signal
 import sys
 
 CRASH_EXIT_CODE = 70  # an injected crash; the pool replaces the worker
-ERROR_EXIT_CODE = 2  # the worker could not run (e.g. no connection); not replaced
+ERROR_EXIT_CODE = 2  # its statements fail (not a lost connection); replaced after a pause
 WORK_SIGMA = 0.5  # spread of the lognormal work time
 _PR_SET_PDEATHSIG = 1
 

@@ -5,6 +5,10 @@ supervisor thread, which alone spawns, signals and reaps the worker
 processes (on Linux a worker's parent-death signal follows the *thread*
 that started it, so that thread must live as long as the pool), runs the
 producer, and folds the workers' events into the stats.
+
+The pool keeps the worker count the user asked for: a worker that loses its
+connection reconnects by itself (and says so meanwhile), and a worker process
+that exits is replaced, after a growing pause if it exited on an error.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from dashboard.loadgen.producer import Producer, enqueue
 from dashboard.loadgen.settings import LIVE_KNOBS, LoadSettings
 from dashboard.loadgen.stats import Latency, LoadSnapshot, StatsBook, WorkerStats
 from dashboard.loadgen.strategies import build, check_strategy
-from dashboard.loadgen.worker import run_worker
+from dashboard.loadgen.worker import first_line, run_worker
 from dashboard.models import QueueSpec
 
 WORKER_PREFIX = "queuetop-worker-"
 TICK_S = 0.05
 STOP_TIMEOUT_S = 5.0
 MAX_EVENTS_PER_TICK = 5000
+RESPAWN_MIN_S, RESPAWN_MAX_S = 0.5, 8.0  # after a worker exits on an error
 
 
 @dataclass
@@ -43,6 +48,7 @@ class _Proc:
     ready: bool = False
     stopping: bool = False
     stalled_until: float = 0.0
+    down: str | None = None  # why, while it has lost its connection and reconnects
 
 
 class LoadGenerator:
@@ -68,7 +74,12 @@ class LoadGenerator:
         self._stopped_at: float | None = None
         self._procs: dict[int, _Proc] = {}
         self._next_k = 1
-        self._errors: list[str] = []
+        self._errors: list[str] = []  # append-only; see _fold_errors
+        self._folded = (0, 0)  # ledger examples and producer errors already in _errors
+        self._respawn_at = 0.0
+        self._respawn_delay = RESPAWN_MIN_S
+        # set while workers exit on errors: the first K that did not (yet) fail
+        self._failing_until_k: int | None = None
         self._producer: Producer | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -147,18 +158,21 @@ class LoadGenerator:
             book, s = self._book, self._settings
             claims_s, completions_s = book.rates()
             end = self._stopped_at or now
+            procs = sorted(self._procs.values(), key=lambda p: p.k)
             workers = tuple(
                 WorkerStats(k=p.k, name=p.name, pid=p.process.pid, alive=not p.stopping,
                             stalled=p.stalled_until > now,
-                            counters=dict(book.per_worker.get(p.k, {})))
-                for p in sorted(self._procs.values(), key=lambda p: p.k)
+                            counters=dict(book.per_worker.get(p.k, {})), connected=not p.down)
+                for p in procs
             )
             producer = self._producer
+            down = [("producer", producer.down)] if producer and producer.down else []
+            down += [(p.name, p.down) for p in procs if p.down and not p.stopping]
             return LoadSnapshot(
                 running=self.running and not self._stop.is_set(),
                 strategy=s.strategy, hold_tx=s.hold_tx, batch=s.batch, work_ms=s.work_ms,
                 target_workers=self._target,
-                live_workers=sum(1 for p in self._procs.values() if p.ready and not p.stopping),
+                live_workers=sum(1 for p in procs if p.ready and not p.stopping and not p.down),
                 producer_paused=bool(producer and producer.paused),
                 rate=producer.rate if producer else s.rate,
                 elapsed_s=max(0.0, end - book.started) if self._clock_started else 0.0,
@@ -168,9 +182,10 @@ class LoadGenerator:
                 double_claims=book.ledger.double_claims,
                 enqueued=book.enqueued + (producer.enqueued if producer else 0),
                 claims_per_s=claims_s, completions_per_s=completions_s,
-                latency=Latency.of(book.latency), workers=workers,
-                errors=tuple(self._errors) + tuple(book.ledger.examples)
-                + ((producer.error,) if producer and producer.error else ()),
+                latency=Latency.of(book.latency), workers=workers, errors=tuple(self._errors),
+                recent_latency=Latency.of(book.recent.at(now)),
+                reconnecting=tuple(name for name, _ in down),
+                connection_error=down[-1][1] if down else None,
             )
 
     def __enter__(self) -> LoadGenerator:
@@ -195,12 +210,23 @@ class LoadGenerator:
                 with self._lock:
                     self._book.tick()
                     self._book.ledger.expire()
+                    self._fold_errors()
         except Exception as exc:  # reported through stats().errors; the pool still shuts down
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            self._errors.append(f"load generator: {first}")
+            with self._lock:
+                self._errors.append(f"load generator: {first_line(exc)}")
         finally:
             self._stopped_at = self._stopped_at or time.monotonic()
             self._shutdown()
+            with self._lock:
+                self._fold_errors()
+
+    def _fold_errors(self) -> None:
+        """Append new double-claim examples and producer errors to the one ordered list."""
+        examples = self._book.ledger.examples
+        produced = self._producer.errors if self._producer else []
+        seen_examples, seen_produced = self._folded
+        self._errors += examples[seen_examples:] + produced[seen_produced:]
+        self._folded = (len(examples), len(produced))
 
     def _setup(self) -> None:
         s = self._settings
@@ -213,10 +239,9 @@ class LoadGenerator:
                 try:
                     self._book.enqueued += enqueue(conn, queue_sql, s.prefill, s.payload_bytes)
                 except psycopg.Error as exc:
-                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                     raise RuntimeError(
-                        f"cannot enqueue jobs into {self.spec.table}: {first}; fill the queue "
-                        "yourself and run without --jobs and --rate") from exc
+                        f"cannot enqueue jobs into {self.spec.table}: {first_line(exc)}; fill "
+                        "the queue yourself and run without --jobs and --rate") from exc
         self._producer = Producer(
             self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes,
             rescue_every_s=max(0.2, min(s.lease_s / 2, 5.0)) if self._rescue else None,
@@ -270,8 +295,9 @@ class LoadGenerator:
 
     def _reconcile(self) -> None:
         live = self._live()
-        for _ in range(self._target - len(live)):
-            self._spawn()
+        if self._target > len(live) and time.monotonic() >= self._respawn_at:
+            for _ in range(self._target - len(live)):
+                self._spawn()
         for proc in live[self._target:] if len(live) > self._target else ():
             proc.stopping = True
             self._send(proc, ("stop",))
@@ -303,14 +329,24 @@ class LoadGenerator:
 
     def _handle(self, msg: tuple) -> None:
         kind, k = msg[0], msg[1]
+        proc = self._procs.get(k)
         if kind == "ready":
-            if k in self._procs:
-                self._procs[k].ready = True
+            if proc:
+                proc.ready = True
             if not self._clock_started:
                 self._clock_started, self._book.started = True, time.monotonic()
+        elif kind == "down":
+            if proc:
+                proc.down = msg[2]
+        elif kind == "up":
+            if proc:
+                proc.down = None
         elif kind == "batch":
             _, _, counts, latencies, claimed, finished = msg
             self._book.add(k, counts, latencies)
+            if counts.get("completed") and k >= (self._failing_until_k or 0):
+                # a worker started after the last error exit gets work done: it is over
+                self._respawn_delay, self._failing_until_k = RESPAWN_MIN_S, None
             alive = {p.k for p in self._procs.values() if p.process.exitcode is None}
             ledger = self._book.ledger
             records = [(at, 1, job, token) for job, token, at in claimed]
@@ -321,7 +357,9 @@ class LoadGenerator:
                 else:
                     ledger.finish(k, job, token, at)
         elif kind == "error":
-            self._errors.append(msg[2])
+            if self._failing_until_k is None:  # its replacements will likely fail alike
+                self._errors.append(msg[2])
+            self._failing_until_k = self._next_k
 
     def _reap(self) -> None:
         for proc in list(self._procs.values()):
@@ -333,7 +371,9 @@ class LoadGenerator:
                 self._book.ledger.worker_gone(proc.k)
                 if not proc.stopping:
                     if code == faults.ERROR_EXIT_CODE:
-                        self._target = max(0, self._target - 1)  # would fail again: not replaced
+                        # replaced too, but not in a tight loop if every replacement fails
+                        self._respawn_at = time.monotonic() + self._respawn_delay
+                        self._respawn_delay = min(RESPAWN_MAX_S, self._respawn_delay * 2)
                     else:
                         self._book.crashed += 1  # injected crash or killed: replaced
             proc.control.close()

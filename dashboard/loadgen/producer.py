@@ -1,7 +1,8 @@
 """The producer: prefill, a steady enqueue rate, and the lease rescuer.
 
 It runs as a thread of the parent with its own connection; every statement
-is one short autocommit INSERT or UPDATE.
+is one short autocommit INSERT or UPDATE. A lost connection is reported and
+retried with a bounded backoff, like the workers do.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from dashboard.loadgen.strategies import QueueSql
 PREFILL_CHUNK = 10_000
 TICK_S = 0.1
 RESCUE_LIMIT = 1000
+RETRY_MIN_S, RETRY_MAX_S = 0.1, 3.0
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def enqueue(conn: psycopg.Connection, queue_sql: QueueSql, n: int, payload_bytes: int) -> int:
@@ -53,19 +59,34 @@ class Producer(threading.Thread):
         self.enqueued = 0
         self.rescued = 0
         self.rescued_dead = 0  # expired on their last attempt: terminal, not retried
-        self.error: str | None = None
+        self.down: str | None = None  # why (the server's words), while it has no connection
+        self.errors: list[str] = []  # other failures, each new one once; append-only
         self._halt = threading.Event()
 
     def stop(self) -> None:
         self._halt.set()
 
     def run(self) -> None:
-        try:
-            with psycopg.connect(self.dsn, autocommit=True, application_name="queuetop-producer",
-                                 connect_timeout=5) as conn:
-                self._loop(conn)
-        except psycopg.Error as exc:
-            self.error = "producer: " + (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        delay = RETRY_MIN_S
+        while not self._halt.is_set():
+            began = time.monotonic()
+            try:
+                with psycopg.connect(self.dsn, autocommit=True, connect_timeout=5,
+                                     application_name="queuetop-producer") as conn:
+                    self.down = None
+                    self._loop(conn)
+                return
+            except psycopg.OperationalError as exc:  # the server went away, or is not back yet
+                self.down = _first_line(exc)
+            except psycopg.Error as exc:  # its statements fail: say so once, retry slowly
+                error = f"producer: {_first_line(exc)}"
+                if not self.errors or self.errors[-1] != error:
+                    self.errors.append(error)
+                delay = RETRY_MAX_S
+            if time.monotonic() - began > RETRY_MAX_S:
+                delay = RETRY_MIN_S  # it had worked for a while: a fresh outage
+            self._halt.wait(delay)
+            delay = min(RETRY_MAX_S, delay * 2)
 
     def _loop(self, conn: psycopg.Connection) -> None:
         owed = 0.0

@@ -28,6 +28,8 @@ COUNTERS = (
 )
 LOCK_WAIT_MS = 20.0
 RATE_WINDOW_S = 2.0
+LATENCY_WINDOW_S = 10.0  # the live percentiles cover the claims of the last 10 s
+_LATENCY_SLOT_S = 1.0
 _BUCKET_BASE = 1.04  # histogram buckets 4 % wide: percentiles within 2 %
 _BUCKET_FLOOR_MS = 0.01
 
@@ -54,6 +56,43 @@ class Histogram:
                 return _BUCKET_FLOOR_MS * _BUCKET_BASE ** (i + 0.5)
         return None  # pragma: no cover
 
+    def merge(self, other: Histogram) -> None:
+        for i, n in other.buckets.items():
+            self.buckets[i] = self.buckets.get(i, 0) + n
+        self.count += other.count
+
+
+class RecentHistogram:
+    """The latencies of the last `window_s` seconds: one histogram per second, merged on demand.
+
+    The window is whole slots, so it covers between window_s - 1 and window_s seconds."""
+
+    def __init__(self, window_s: float = LATENCY_WINDOW_S) -> None:
+        self.window_s = window_s
+        self.slots: deque[tuple[int, Histogram]] = deque()
+
+    def _drop_old(self, slot: int) -> None:
+        oldest = slot - int(self.window_s / _LATENCY_SLOT_S) + 1
+        while self.slots and self.slots[0][0] < oldest:
+            self.slots.popleft()
+
+    def add(self, latencies_ms: list[float], now: float) -> None:
+        slot = int(now // _LATENCY_SLOT_S)
+        if not self.slots or self.slots[-1][0] != slot:
+            self._drop_old(slot)
+            self.slots.append((slot, Histogram()))
+        hist = self.slots[-1][1]
+        for ms in latencies_ms:
+            hist.add(ms)
+
+    def at(self, now: float) -> Histogram:
+        """The merged histogram of the window ending now."""
+        self._drop_old(int(now // _LATENCY_SLOT_S))
+        merged = Histogram()
+        for _, hist in self.slots:
+            merged.merge(hist)
+        return merged
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -74,6 +113,7 @@ class WorkerStats:
     alive: bool
     stalled: bool
     counters: dict[str, int]
+    connected: bool = True  # False while it has lost its connection and is reconnecting
 
 
 @dataclass(frozen=True)
@@ -99,7 +139,12 @@ class LoadSnapshot:
     completions_per_s: float
     latency: Latency  # claim statement latency over the whole run, in ms
     workers: tuple[WorkerStats, ...] = ()
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # append-only: a UI may report the new ones by count
+    # claim latency of the last LATENCY_WINDOW_S (None percentiles: no claim in the window)
+    recent_latency: Latency = Latency(None, None, None)
+    # who has lost its database connection and is retrying ("producer", worker names)
+    reconnecting: tuple[str, ...] = ()
+    connection_error: str | None = None  # the latest reason, while anyone is reconnecting
 
 
 class ClaimLedger:
@@ -167,18 +212,23 @@ class StatsBook:
     totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     per_worker: dict[int, dict[str, int]] = field(default_factory=dict)
     latency: Histogram = field(default_factory=Histogram)
+    recent: RecentHistogram = field(default_factory=RecentHistogram)
     ledger: ClaimLedger = field(default_factory=ClaimLedger)
     crashed: int = 0
     enqueued: int = 0
     history: deque = field(default_factory=lambda: deque(maxlen=200))
 
-    def add(self, k: int, counters: dict[str, int], latencies_ms: list[float]) -> None:
+    def add(self, k: int, counters: dict[str, int], latencies_ms: list[float],
+            now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
         mine = self.per_worker.setdefault(k, dict.fromkeys(COUNTERS, 0))
         for name, n in counters.items():
             self.totals[name] += n
             mine[name] += n
         for ms in latencies_ms:
             self.latency.add(ms)
+        if latencies_ms:
+            self.recent.add(latencies_ms, now)
 
     def tick(self, now: float | None = None) -> None:
         """Remember the totals now, for the recent rates."""

@@ -30,7 +30,11 @@ POLL_EVERY_S = 0.01  # between busy jobs; idle and working waits poll anyway
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.2  # backoff when the queue is empty
 NOWAIT_BACKOFF_S = 0.002
 LOCK_ERRORS = (errors.LockNotAvailable, errors.DeadlockDetected, errors.QueryCanceled)
-RECONNECT_TRIES = 20
+RECONNECT_MIN_S, RECONNECT_MAX_S = 0.1, 3.0  # backoff while the server is away
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class Stop(Exception):
@@ -246,24 +250,42 @@ class Worker:
             self.claim_statement("skip-locked", 1).run()
             self.sleep(seconds)
 
+    def reconnect(self, lost: psycopg.OperationalError) -> None:
+        """The server went away (restart, terminated backend): say so, then retry with a
+        bounded backoff until connected or stopped. Jobs claimed on the lost session stay
+        running: stale leases, as after any crash."""
+        self.flush()
+        delay, reported = RECONNECT_MIN_S, None
+        while True:
+            reason = first_line(lost)
+            if reason != reported:
+                self.events.put(("down", self.k, reason))
+                reported = reason
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+            self.sleep(delay)  # a stop request ends the wait (raises Stop)
+            try:
+                self.connect()
+            except psycopg.OperationalError as exc:
+                lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
+                continue
+            self.events.put(("up", self.k))
+            return
+
     def run(self) -> int:
-        self.connect()
-        self.events.put(("ready", self.k))
         self.idle = 0.0
-        tries = 0
         try:
+            try:
+                self.connect()
+            except psycopg.OperationalError as exc:  # started while the server is away
+                self.reconnect(exc)
+            self.events.put(("ready", self.k))
             while not self.stopping:
                 try:
                     self.turn()
-                    tries = 0
-                except psycopg.OperationalError:
-                    # the server went away (restart, terminated backend): reconnect and go on
-                    tries += 1
-                    if tries > RECONNECT_TRIES:
-                        raise
-                    self.sleep(min(2.0, 0.1 * tries))
-                    self.conn.close()
-                    self.connect()
+                except psycopg.OperationalError as exc:
+                    self.reconnect(exc)
         except Stop:
             pass
         finally:
@@ -281,9 +303,8 @@ def run_worker(k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSetti
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
-    except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        events.put(("error", k, f"{name}: {first}"))
+    except psycopg.Error as exc:  # not a lost connection: the statements themselves fail
+        events.put(("error", k, f"{name}: {first_line(exc)}"))
         events.close()
         events.join_thread()
         raise SystemExit(faults.ERROR_EXIT_CODE) from None

@@ -66,6 +66,7 @@ class LoadGenControls:
     load_stats: LoadSnapshot | None = None
     _load_timer: Timer | None = None
     _load_errors_seen: int = 0
+    _load_reconnecting: bool = False
 
     def compose_loadgen_strip(self) -> ComposeResult:
         if self.loadgen is not None:
@@ -121,6 +122,14 @@ class LoadGenControls:
         for error in snap.errors[self._load_errors_seen:]:
             self.notify(error, title="load generator", severity="error", timeout=10)
         self._load_errors_seen = len(snap.errors)
+        reconnecting = bool(snap.running and snap.reconnecting)
+        if reconnecting and not self._load_reconnecting:
+            self.notify(f"lost the database: {snap.connection_error}; reconnecting, the "
+                        "workers keep their count", title="load generator", severity="warning",
+                        timeout=10)
+        elif self._load_reconnecting and not reconnecting and snap.running:
+            self.notify("reconnected", title="load generator", timeout=4)
+        self._load_reconnecting = reconnecting
 
     def fit_loadgen_footer(self, narrow: bool) -> None:
         """Narrow terminals: the knobs leave the footer (help and palette still list them).

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from dashboard.loadgen import LoadSnapshot, WorkerStats
+from dashboard.loadgen.stats import LATENCY_WINDOW_S
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
+
+WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this recent window
 
 
 def _ms(value: float | None) -> str:
@@ -16,16 +20,48 @@ def _ms(value: float | None) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
 
 
+def _ms_unit(value: float | None) -> str:
+    return "-" if value is None else f"{_ms(value)} ms"
+
+
 def _rate(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def _producer(snap: LoadSnapshot, short: bool = False) -> str:
+    if "producer" in snap.reconnecting:
+        return "retrying" if short else "reconnecting"
     if snap.rate <= 0:
         return "off"
     if snap.producer_paused:
         return "paused" if short else f"{snap.rate:g}/s paused"
     return f"{snap.rate:g}/s"
+
+
+def _unreachable(snap: LoadSnapshot) -> bool:
+    """Every connection the generator has is lost (the producer's and each worker's): the
+    database is gone, not just one session."""
+    active = sum(1 for w in snap.workers if w.alive) + 1
+    return bool(snap.reconnecting) and len(snap.reconnecting) >= active
+
+
+def _who(snap: LoadSnapshot) -> str:
+    workers = sum(1 for name in snap.reconnecting if name != "producer")
+    names = ["producer"] if "producer" in snap.reconnecting else []
+    if workers:
+        names.append(f"{workers} worker{'s' if workers > 1 else ''}")
+    return " + ".join(names)
+
+
+def _reconnecting_badge(snap: LoadSnapshot) -> tuple[str, str]:
+    if _unreachable(snap):
+        return " DATABASE UNREACHABLE: reconnecting ", "bold white on red"
+    return f" {len(snap.reconnecting)} reconnecting ", "bold black on yellow"
+
+
+def _line(text: str, style: str) -> Text:
+    """One line, cut with an ellipsis: a long error never wraps or widens anything."""
+    return Text(text, style, no_wrap=True, overflow="ellipsis")
 
 
 def _double(snap: LoadSnapshot) -> Text:
@@ -48,6 +84,8 @@ class LoadStrip(Static):
             text.append(f" DOUBLE CLAIMS {snap.double_claims} ", "bold white on red")
         if not snap.running:
             text.append(" stopped ", "bold white on red")
+        elif snap.reconnecting:
+            text.append(*_reconnecting_badge(snap))
         parts = [
             ("", snap.strategy, "bold"),
             ("hold-tx ", "on" if snap.hold_tx else "off", "bold yellow" if snap.hold_tx else ""),
@@ -57,8 +95,13 @@ class LoadStrip(Static):
             ("lock waits ", f"{snap.totals.get('lock_waits', 0):,}", ""),
             ("crashed ", f"{snap.crashed:,}", ""),
             ("producer ", _producer(snap), "bold cyan" if snap.producer_paused else ""),
-            ("claim p95 ", f"{_ms(snap.latency.p95)} ms", ""),
+            (f"claim p95 ({WINDOW}) ", _ms_unit(snap.recent_latency.p95), ""),
         ]
+        if snap.running and snap.reconnecting:
+            # what an operator needs first: who is down, then why; the rest is stale anyway
+            first = [p for p in parts if p[0] in ("workers ", "producer ")]
+            parts = first + [("why ", snap.connection_error or "?", "yellow")] + \
+                [p for p in parts if p not in first]
         for label, value, style in parts:
             text.append("  " + label, "dim")
             text.append(value, style)
@@ -87,24 +130,35 @@ class LoadSummary(Static):
             _producer(snap, short=True))
         row("claims/s", _rate(snap.claims_per_s), "done/s",
             Text(_rate(snap.completions_per_s), "green"))
-        lat = snap.latency
-        row("claim p50", f"{_ms(lat.p50)} ms", "p95/p99", f"{_ms(lat.p95)}/{_ms(lat.p99)}")
+        lat = snap.recent_latency
+        row("claim time", f"last {WINDOW}", "p50", _ms_unit(lat.p50))
+        row("p95", _ms_unit(lat.p95), "p99", _ms_unit(lat.p99))
         row("lock waits", f"{t.get('lock_waits', 0):,}", "lock err", f"{t.get('lock_errors', 0):,}")
         row("empty", f"{t.get('empty_claims', 0):,}", "crashed", f"{snap.crashed:,}")
         row("claimed", f"{t.get('claimed', 0):,}", "done", f"{t.get('completed', 0):,}")
         row("failed", f"{t.get('failed', 0):,}", "dead", f"{t.get('dead', 0):,}")
         row("double", _double(snap), "enqueued", f"{snap.enqueued:,}")
+        # below the grid, not in it: a long line must not widen the grid's columns
+        lines: list[Text] = []
+        if snap.running and snap.reconnecting:
+            badge, style = _reconnecting_badge(snap)
+            lines.append(_line(badge.strip(), style))
+            lines.append(_line(f"  {_who(snap)}, retrying", "yellow"))
+            lines.append(_line(f"  {snap.connection_error or '?'}", "yellow"))
         if snap.errors:
-            grid.add_row(Text(f"! {snap.errors[-1]}", "yellow", overflow="ellipsis"))
-        self.update(grid)
+            lines.append(_line(f"! {snap.errors[-1]}", "yellow"))
+        self.update(Group(grid, *lines) if lines else grid)
 
 
-STATE_STYLES = {"stopping": "dim", "STALLED": "bold yellow", "alive": "green"}
+STATE_STYLES = {"stopping": "dim", "STALLED": "bold yellow", "alive": "green",
+                "retrying": "bold yellow"}
 
 
 def _state(w: WorkerStats) -> str:
     if not w.alive:
         return "stopping"
+    if not w.connected:
+        return "retrying"  # its connection is lost; it reconnects
     return "STALLED" if w.stalled else "alive"
 
 
@@ -114,9 +168,11 @@ class WorkersTable(KeyedTable):
     TITLE = "Load generator"
     SHORT_TITLE = "Load gen"
     COLUMNS = (
-        Col("name", "worker", 18), Col("state", "state", 8), Col("pid", "pid", 7, "right"),
-        Col("claimed", "claimed", 7, "right"), Col("completed", "done", 7, "right"),
-        Col("failed", "failed", 6, "right"), Col("lock_waits", "lock waits", 10, "right"),
+        # beside the summary an 80-column screen leaves ~35 cells: name and state stay
+        Col("name", "worker", 18), Col("state", "state", 8),
+        Col("pid", "pid", 7, "right", drop=1), Col("claimed", "claimed", 7, "right", drop=2),
+        Col("completed", "done", 7, "right", drop=2), Col("failed", "failed", 6, "right", drop=3),
+        Col("lock_waits", "lock waits", 10, "right", drop=3),
     )
 
     def cell_style(self, column: str, value: object) -> str | None:
