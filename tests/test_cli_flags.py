@@ -25,6 +25,8 @@ BAD_FLAGS = [
     # the load generator (the bad value is always the last word)
     (["demo", "--workers", "-1"], "--workers"),
     (["load", "--workers", "0"], "--workers"),
+    (["load", "--workers", "65"], "--workers"),
+    (["demo", "--workers", "10000"], "--workers"),
     (["load", "--workers", "two"], "--workers"),
     (["load", "--jobs", "0"], "--jobs"),
     (["load", "--duration", "0"], "--duration"),

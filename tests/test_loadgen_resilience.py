@@ -19,6 +19,12 @@ WORKERS_SQL = ("SELECT count(*) FROM pg_stat_activity "
                "WHERE application_name LIKE 'queuetop-worker-%'")
 
 
+def worker_sessions(dsn: str) -> set[str]:
+    with psycopg.connect(dsn) as conn:
+        return {r[0] for r in conn.execute("SELECT application_name FROM pg_stat_activity "
+                                           "WHERE application_name LIKE 'queuetop-worker-%'")}
+
+
 def done_jobs(dsn: str) -> int:
     with psycopg.connect(dsn) as conn:
         return conn.execute("SELECT count(*) FROM queuetop_demo.jobs "
@@ -37,6 +43,7 @@ def test_workers_and_producer_reconnect_after_a_server_restart(tmp_path, strateg
             wait_until(lambda: (s := gen.stats()).live_workers == 3
                        and s.totals["completed"] > 0 and not s.reconnecting, timeout=30)
             pids = {w.pid for w in gen.stats().workers}
+            before = worker_sessions(dsn)
 
             db.stop_embedded(pgdata)
             down = wait_until(lambda: (s := gen.stats()).live_workers == 0
@@ -56,6 +63,10 @@ def test_workers_and_producer_reconnect_after_a_server_restart(tmp_path, strateg
                        timeout=60)
             up = gen.stats()
             assert up.connection_error is None and up.target_workers == 3
+            # new sessions, new names: a lease of a lost session must not look owned
+            after = worker_sessions(dsn)
+            assert len(after) == 3 and not after & before
+            assert sum(name.endswith(".2") for name in after) == 2  # the two that waited
             assert all(w.connected for w in up.workers)
             completed, enqueued, done = up.totals["completed"], up.enqueued, done_jobs(dsn)
             wait_until(lambda: (s := gen.stats()).totals["completed"] > completed + 20

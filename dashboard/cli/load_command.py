@@ -13,6 +13,7 @@ from dashboard import config, db, schema
 from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
 from dashboard.errors import UserError
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
+from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.stats import LATENCY_WINDOW_S
 from dashboard.models import QueueSpec, TableName
 
@@ -21,6 +22,7 @@ DEFAULT_DURATION_S = 10.0
 LIVE_EVERY_S = 0.5
 
 AT_LEAST_ONE = checked(int, lambda n: n >= 1, "a whole number, 1 or more")
+WORKER_COUNT = checked(int, lambda n: 1 <= n <= MAX_WORKERS, f"a whole number, 1 to {MAX_WORKERS}")
 NOT_NEGATIVE_INT = checked(int, lambda n: n >= 0, "a whole number, 0 or more")
 NOT_NEGATIVE = checked(float, lambda v: v >= 0, "a number, 0 or more")
 POSITIVE_SECONDS = checked(float, lambda v: v > 0, "a number of seconds above 0")
@@ -32,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "load", parents=[connection_options(), queue_options()],
         help="run competing workers against the demo queue (or a table you confirm)")
     g = p.add_argument_group("load")
-    g.add_argument("--workers", type=AT_LEAST_ONE, default=4, metavar="N", help="worker processes")
+    g.add_argument("--workers", type=WORKER_COUNT, default=4, metavar="N", help="worker processes")
     g.add_argument("--strategy", choices=list(STRATEGIES), default="skip-locked")
     g.add_argument("--duration", type=POSITIVE_SECONDS, metavar="S",
                    help=f"stop after S seconds (default {DEFAULT_DURATION_S:g} without --jobs)")

@@ -16,6 +16,7 @@ from dashboard.cli.common import (
     queue_options,
     recovery_options,
 )
+from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.strategies import STRATEGIES
 
 
@@ -31,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--interval", type=INTERVAL, default=1.0, metavar="SECONDS",
                    help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
     load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
-    load.add_argument("--workers", type=checked(int, lambda n: n >= 0, "a whole number, 0 or more"),
+    load.add_argument("--workers", type=checked(int, lambda n: 0 <= n <= MAX_WORKERS,
+                                                f"a whole number, 0 to {MAX_WORKERS}"),
                       default=None, metavar="N",
                       help=f"worker processes to start (default {DEMO_WORKERS}; 0: the "
                            "producer alone, w adds workers)")

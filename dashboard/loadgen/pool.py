@@ -26,7 +26,7 @@ import psycopg
 
 from dashboard.loadgen import faults
 from dashboard.loadgen.producer import Producer, enqueue
-from dashboard.loadgen.settings import LIVE_KNOBS, LoadSettings
+from dashboard.loadgen.settings import LIVE_KNOBS, MAX_WORKERS, LoadSettings
 from dashboard.loadgen.stats import Latency, LoadSnapshot, StatsBook, WorkerStats
 from dashboard.loadgen.strategies import build, check_strategy
 from dashboard.loadgen.worker import first_line, run_worker
@@ -256,9 +256,9 @@ class LoadGenerator:
                 return
             kind = cmd[0]
             if kind == "workers":
-                self._target = cmd[1]
+                self._target = min(cmd[1], MAX_WORKERS)
             elif kind == "workers_delta":
-                self._target = max(0, self._target + cmd[1])
+                self._target = max(0, min(self._target + cmd[1], MAX_WORKERS))
             elif kind == "set":
                 self._broadcast(("set", cmd[1]))
             elif kind == "crash":

@@ -35,6 +35,9 @@ class LoadSettings:
         for name in ("workers", "prefill", "payload_bytes"):
             if getattr(self, name) < 0:
                 raise UserError(f"--{name.replace('_', '-')} must not be negative")
+        if self.workers > MAX_WORKERS:
+            raise UserError(f"--workers {self.workers}: at most {MAX_WORKERS} "
+                            "(each worker is a process and a database session)")
         if self.batch < 1:
             raise UserError("--batch must be at least 1")
         if self.work_ms < 0 or self.rate < 0:
@@ -46,6 +49,9 @@ class LoadSettings:
         """The knobs a worker re-reads when the controller changes them."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in LIVE_KNOBS}
 
+
+# each worker is a process and a database session (max_connections is often 100)
+MAX_WORKERS = 64
 
 # What `queuetop demo` starts with: jobs flowing within seconds, contention one key away.
 DEMO_SETTINGS = LoadSettings(workers=4, prefill=300, rate=40.0, work_ms=80.0, lease_s=15.0)

@@ -45,6 +45,7 @@ class Worker:
     def __init__(self, k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSettings,
                  events: Any, control: Connection, parent_pid: int):
         self.k, self.name, self.dsn = k, name, dsn
+        self.sessions = 0  # database sessions opened so far (see connect)
         self.settings, self.events, self.control = settings, events, control
         self.parent_pid = parent_pid
         self.sql: QueueSql = build(spec)
@@ -113,14 +114,19 @@ class Worker:
     # --- the database --------------------------------------------------------------------
 
     def connect(self) -> None:
-        self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=self.name,
+        # A session after a lost one gets a name of its own (queuetop-worker-3.2): the
+        # leases the lost session held are stale, and the monitor tells that from a live
+        # owner by the name's session (worker_alive). The process keeps its number K.
+        session = f"{self.name}.{self.sessions + 1}" if self.sessions else self.name
+        self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=session,
                                     connect_timeout=5)
+        self.sessions += 1
         self.sql = self.sql.rendered(self.conn)
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
             self.conn.execute("SET client_connection_check_interval = 1000")
         # the hot loop's statements: prepared once per session, one round trip per run
-        self.fixed = {**self.sql.values, "worker": self.name, "lease_s": self.settings.lease_s}
+        self.fixed = {**self.sql.values, "worker": session, "lease_s": self.settings.lease_s}
 
         def prepare(name: str, query: bytes, *varying: str) -> Statement:
             return Statement(self.conn, f"queuetop_{name}", query, self.fixed, varying)

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
 from dashboard.loadgen import STRATEGIES, LoadSnapshot
+from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
 LOADGEN_KEYS = Binding.Group("Load")
@@ -172,6 +173,9 @@ class LoadGenControls:
 
     def action_add_worker(self) -> None:
         target = self._stats().target_workers + 1
+        if target > MAX_WORKERS:
+            self.notify(f"at most {MAX_WORKERS} workers", severity="warning", timeout=3)
+            return
         self.loadgen.add_worker()
         self.notify(f"adding a worker: {target} wanted", timeout=3)
 
