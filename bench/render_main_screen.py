@@ -82,7 +82,7 @@ def report(name: str, values: list[float]) -> None:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     print(f"{n} refreshes at 200x50, {ROWS:,} rows per table, plot history full "
           f"({History().maxlen} points), target {TARGET_MS:.0f} ms per refresh")
     apply_ms, total_ms, rows = asyncio.run(measure(n, ROWS))

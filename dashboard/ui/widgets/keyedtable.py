@@ -8,7 +8,7 @@ thousands of rows refreshes in the time a screenful takes. The cursor follows it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -211,8 +211,9 @@ class KeyedTable(ScrollView, can_focus=True):
 
     # --- changing -----------------------------------------------------------------------------
 
-    def set_rows(self, rows: Iterable[tuple[str, Any]]) -> None:
-        """Replace the rows: (key, item) in display order, keys unique."""
+    def set_rows(self, rows: Iterable[tuple[Hashable, Any]]) -> None:
+        """Replace the rows: (key, item) in display order, keys unique (any hashable:
+        a pid, a job id, a lock group)."""
         keep, keep_index = self.cursor_key(), self.cursor_row
         was_visible = self._row_visible(keep_index)
         self.items = dict(rows)

@@ -51,7 +51,6 @@ class LocksTable(KeyedTable):
         super().__init__(**kwargs)
         self.queue_only = True
         self._counts: Counter[tuple] = Counter()  # locks per group
-        self._group: dict[str, tuple] = {}  # row key -> group
 
     def cell_style(self, column: str, value: object) -> str | None:
         return "bold yellow" if column == "granted" and value == "WAIT" else None
@@ -70,14 +69,13 @@ class LocksTable(KeyedTable):
                 groups.setdefault(key, lk)
         # waiting locks first, then by pid
         ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1], k[2], k[3] or ""))
-        self._group = {"|".join(map(str, key)): key for key in ordered}
-        self.set_rows((name, groups[key]) for name, key in self._group.items())
+        self.set_rows((key, groups[key]) for key in ordered)  # keyed by the group itself
 
-    def values(self, key: str, lk: LockInfo) -> tuple:
+    def values(self, key: tuple, lk: LockInfo) -> tuple:
         # every mode ends in "Lock": AccessExclusive fits where AccessExclusiveLock would not
         mode = lk.mode.removesuffix("Lock")
         return (lk.pid, "yes" if lk.granted else "WAIT", mode, lk.locktype,
-                _dash(lk.relation), lk.application_name, self._counts[self._group[key]],
+                _dash(lk.relation), lk.application_name, self._counts[key],
                 "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
 
