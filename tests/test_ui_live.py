@@ -184,3 +184,20 @@ async def _disconnected_then_back_without_restart(tmp_path):
             assert app.failures == 0
     finally:
         await asyncio.to_thread(db.stop_embedded, pgdata)
+
+
+def test_retry_countdown_ticks_while_the_server_is_away(dsn):
+    asyncio.run(_retry_countdown_ticks_while_the_server_is_away(dsn))
+
+
+async def _retry_countdown_ticks_while_the_server_is_away(dsn):
+    spec = await asyncio.to_thread(demo_spec, dsn)
+    # nothing listens on port 1: every poll fails at once; backoff 2 s, 4 s, then 5 s
+    app = QueuetopApp(spec, "postgresql://127.0.0.1:1/none?connect_timeout=2", interval=2.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.link.kind == "disconnected")
+        details = set()
+        # a frozen header would only ever say 2s, 4s or 5s
+        await until(pilot, lambda: details.add(app.link.detail) or "retrying in 1s" in details)
+        await pilot.press("p")
+        assert app.link.kind == "paused" and app._countdown is None

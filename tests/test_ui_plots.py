@@ -57,12 +57,23 @@ def test_an_unchanged_picture_is_not_drawn_again():
     run(body, points=300)
 
 
+def test_every_series_colour_is_one_plotext_draws():
+    # an unknown name (plotext has no "yellow") is drawn silently in the axes' colour
+    from plotext._utility import colors_to_ansi
+
+    from dashboard.ui.widgets.plots import ROLE_COLORS, SeriesPlot
+
+    colours = [*ROLE_COLORS.values(), *(c.COLOR for c in SeriesPlot.__subclasses__())]
+    assert all(colors_to_ansi(c, "default", "default") for c in colours), colours
+
+
 def test_ticks_are_round_and_counts_get_whole_numbers():
     assert nice_ticks(0, True) == [0]
     assert nice_ticks(1.1, True) == [0, 1]
     assert nice_ticks(910, True, rows=8) == [0, 500]
-    assert nice_ticks(1364, True, rows=8) == [0, 500, 1000]
-    assert nice_ticks(1364, True, rows=16) == [0, 200, 400, 600, 800, 1000, 1200]
+    assert nice_ticks(1364, True, rows=8) == [0, 1000]
+    assert nice_ticks(1364, True, rows=16) == [0, 500, 1000]
+    assert nice_ticks(3.3, True, rows=6) == [0, 2]  # not 0 1 2 3 crowded onto 6 rows
     assert nice_ticks(0.9, False) == [0, 0.5]
     assert nice_ticks(3, True, rows=2) == [0, 3]  # two rows: 0 and the top, nothing between
     assert nice_ticks(2.26, False, rows=3) == [0, 2.3]

@@ -56,6 +56,10 @@ def test_history_throughput_is_done_delta_per_second():
         history.add(snap)
     assert len(history) == 5
     assert list(history.throughput) == [22.5] * 5  # 45 done every 2 s
+    fresh = History()
+    for snap in fixed_history(2):
+        fresh.add(snap)
+    assert list(fresh.throughput) == [22.5, 22.5]  # the first poll: no ramp up from 0
     assert list(history.times)[-1] == 14.0
     assert list(history.waiting) == [3] * 5
 
@@ -140,6 +144,19 @@ def test_waiting_tab_counts_waiting_sessions_not_their_blockers():
         tab = pilot.app.query_one("#tables").get_tab("tab-waiting")
         assert str(tab.label).endswith(" 3")
     run(fixed_app([fixed_snapshot(0)]), body)
+
+
+def test_a_waiter_whose_blocker_just_left_is_not_shown_as_a_blocker():
+    snap = fixed_snapshot(0)
+    alone = replace(snap.waiting[0], pid=5500, blocked_by=(), chain=(5500,))
+    snap = replace(snap, waiting=(*snap.waiting, alone))
+
+    async def body(pilot):
+        table = pilot.app.table("waiting")
+        labels = [table.row_texts(i)[0] for i in range(table.row_count)]
+        assert "5500 (blocker left)" in labels and table.count() == 4
+        assert not any(label.startswith("5500 blocks") for label in labels)
+    run(fixed_app([snap]), body)
 
 
 def test_waiting_tree_lists_blockers_then_their_waiters():

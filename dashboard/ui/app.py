@@ -114,6 +114,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._seen_warnings: set[str] = set()
         self._new_timeouts = False
         self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
+        self._retry_at: float | None = None  # when a failed poll is retried (poller)
+        self._countdown: Timer | None = None
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -221,6 +223,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.paused = not self.paused
         if self.paused:
             self._cancel_timer()
+            self._stop_countdown()
             self.link = LinkState("paused")
         else:
             self.link = LinkState("live" if self.snapshot else "connecting")
@@ -264,7 +267,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     def _label_tabs(self) -> None:
         """Tab labels name the table and count its rows; short ones on small terminals.
 
-        A count keeps the widest width it has had (padded on the left), so the tab row
+        A count keeps the widest width it has had (blank cells after it), so the tab row
         only moves when a count gains a digit: a moved tab lays the row out again and
         slides the underline.
         """
@@ -278,7 +281,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             count = str(table.count())
             digits = self._count_digits[pane_id] = max(self._count_digits.get(pane_id, 1),
                                                        len(count))
-            label = f"{title} {count:>{digits}}"
+            label = f"{title} {count:<{digits}}"
             tab = tabs.get_tab(pane_id)
             if tab.label_text != label:
                 tab.label = label

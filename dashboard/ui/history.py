@@ -53,6 +53,10 @@ class History:
         self.times.append((snap.taken_at - self._origin).total_seconds())
         for role in ROLES:
             self.depth[role].append(snap.counts.get(role, 0))
+        if len(self.throughput) == 1:
+            # the first poll has no earlier count to compare with: rather than a rate of
+            # 0 (a ramp up from nothing on every start), it gets the first measured one
+            self.throughput[0] = rate
         self.throughput.append(rate)
         self.oldest_ready_s.append(snap.oldest_ready_age_s or 0.0)
         self.waiting.append(len(snap.waiting))

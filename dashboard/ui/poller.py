@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 import psycopg
 from psycopg import errors
 from textual import work
@@ -13,7 +16,7 @@ from dashboard.errors import UserError
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
 
-MAX_BACKOFF_S = 10.0
+MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
 
 
 def _one_line_error(exc: BaseException) -> str:
@@ -28,7 +31,7 @@ class PollingMixin:
 
     Expects on the app: dsn, spec, interval, paused, polling_enabled, link, snapshot,
     polls_started, snapshots_applied, failures, _conn, _timer, _in_flight, _new_timeouts,
-    apply_snapshot() and _render_chrome().
+    _retry_at, _countdown, apply_snapshot() and _render_chrome().
     """
 
     _conn: psycopg.Connection | None
@@ -75,6 +78,10 @@ class PollingMixin:
         self._cancel_timer()
         self._in_flight = True
         self.polls_started += 1
+        if self._retry_at is not None:  # the header says so while the retry runs
+            self._retry_at = None
+            self.link = LinkState(self.link.kind, "retrying now", self.link.reason)
+            self._render_chrome()
         self.poll()
 
     def _arm(self, delay: float) -> None:
@@ -98,6 +105,7 @@ class PollingMixin:
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self._in_flight = False
         self.failures = 0
+        self._stop_countdown()
         snap = message.snapshot
         slow = snap.elapsed_ms > self.interval * 1000 * 0.5
         self.link = LinkState("slow", f"poll took {snap.elapsed_ms:.0f} ms") if slow \
@@ -111,6 +119,26 @@ class PollingMixin:
         self._in_flight = False
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
-        self.link = LinkState(message.kind, f"retrying in {delay:g}s", message.reason)
+        self.link = LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason)
         self._render_chrome()
         self._arm(delay)
+        if self.paused or not self.polling_enabled:
+            return
+        self._retry_at = time.monotonic() + delay
+        if self._countdown is None:
+            self._countdown = self.set_interval(1.0, self._count_down)
+
+    def _count_down(self) -> None:
+        """The header's 'retrying in Ns' counts down, not frozen at the backoff it began at."""
+        if self._retry_at is None:
+            return
+        left = math.ceil(self._retry_at - time.monotonic())
+        if left >= 1:
+            self.link = LinkState(self.link.kind, f"retrying in {left}s", self.link.reason)
+            self._render_chrome()
+
+    def _stop_countdown(self) -> None:
+        self._retry_at = None
+        if self._countdown is not None:
+            self._countdown.stop()
+            self._countdown = None

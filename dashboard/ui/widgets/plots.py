@@ -17,7 +17,10 @@ from dashboard.ui.history import History
 
 _CONSOLE = Console()
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
-ROLE_COLORS = {"ready": "cyan", "running": "yellow", "done": "green", "failed": "red",
+# plotext colours (names it knows, or 256-colour numbers): it has no "yellow", and an
+# unknown name silently draws in the axes' colour. 3 is the terminal's yellow, the one
+# Rich's "yellow" (the titles, the state panel) uses.
+ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red",
                "dead": "magenta"}
 
 
@@ -44,14 +47,14 @@ def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, li
 
 
 def nice_ticks(top: float, whole: bool, rows: int = 8) -> list[float]:
-    """Round ticks from 0 up to `top` (whole numbers for counts), at most one every other
+    """Round ticks from 0 up to `top` (whole numbers for counts), about one every third
     row; a plot of 2 or 3 rows gets 0 and `top` itself (a round tick could share a row
     with 0 and mislabel it)."""
     if top <= 0:
         return [0]
     if rows < 4:
         return [0, round(top) if whole else round(top, 1)]
-    raw = top / (rows // 2)
+    raw = top / max(rows // 3, 1)  # a tick every third row or so: evenly placed
     scale = 10 ** math.floor(math.log10(raw))
     step = next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
     if whole:
@@ -188,7 +191,7 @@ class HistoryPlot(PlotextPlot):
             strips.append(Strip(segments).crop_extend(0, width, None))
         return strips
 
-    def series(self) -> list[tuple[list[float], str]]:  # pragma: no cover - overridden
+    def series(self) -> list[tuple[list[float], str | int]]:  # pragma: no cover - overridden
         """The (values, colour) pairs to draw."""
         raise NotImplementedError
 
@@ -197,7 +200,7 @@ class DepthPlot(HistoryPlot):
     TITLE = ("Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] "
              "[magenta]dead[/]")
 
-    def series(self) -> list[tuple[list[float], str]]:
+    def series(self) -> list[tuple[list[float], str | int]]:
         # done only grows: it would flatten the backlog lines, and throughput shows it
         out = []
         for role in DEPTH_ROLES:
@@ -212,9 +215,9 @@ class SeriesPlot(HistoryPlot):
     """One history series as one line."""
 
     SERIES = ""  # the History attribute to draw
-    COLOR = ""
+    COLOR: str | int = ""
 
-    def series(self) -> list[tuple[list[float], str]]:
+    def series(self) -> list[tuple[list[float], str | int]]:
         return [(list(getattr(self.history, self.SERIES)), self.COLOR)]
 
 

@@ -17,7 +17,7 @@ def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
     values = spec.values(role) if spec else ()
     if not values:
         return "-"
-    return ", ".join(f"{v} {snap.by_status.get(v, 0)}" for v in values)
+    return ", ".join(f"{v} {snap.by_status.get(v, 0):,}" for v in values)
 
 
 HOLDER_ROW = "{:<10}{:>7} {:>5} {:<7} {}"
@@ -84,7 +84,7 @@ class StatePanel(Static):
             if room:
                 extra.append((more, "dim italic"))
             else:
-                notes.append(f"  +{hidden} more", "dim italic")
+                notes.append(f"  +{hidden} more lines", "dim italic")
         for line, style in extra:
             notes.append("\n" + line, style)
         # a fixed size in app.tcss: new numbers never move anything else on the screen

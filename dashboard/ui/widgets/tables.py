@@ -74,8 +74,9 @@ class LocksTable(KeyedTable):
     def values(self, key: tuple, lk: LockInfo) -> tuple:
         # every mode ends in "Lock": AccessExclusive fits where AccessExclusiveLock would not
         mode = lk.mode.removesuffix("Lock")
+        # a lock on no relation (a transaction id, an advisory lock) says what it is on
         return (lk.pid, "yes" if lk.granted else "WAIT", mode, lk.locktype,
-                _dash(lk.relation), lk.application_name, self._counts[key],
+                lk.relation or f"({lk.locktype})", lk.application_name, self._counts[key],
                 "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
 
@@ -131,10 +132,14 @@ class WaitingTable(KeyedTable):
             if depth == 0 and pid not in waiters:
                 rows.append((key, blockers.get(pid)))
                 self._label[key] = f"{pid} blocks {len(children.get(pid, []))}"
+            elif depth == 0:
+                # waiting, yet no session blocks it any more: the lock is being granted
+                # (read a moment after pg_locks said it waited); never shown as a blocker
+                rows.append((key, waiters[pid]))
+                self._label[key] = f"{pid} (blocker left)"
             else:
                 rows.append((key, waiters[pid]))
-                self._label[key] = ("  " * max(depth - 1, 0) + ("└ " if depth else "")
-                                    + str(pid))
+                self._label[key] = "  " * (depth - 1) + "└ " + str(pid)
             for child in children.get(pid, []):
                 visit(child.pid, depth + 1)
 
