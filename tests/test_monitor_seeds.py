@@ -86,6 +86,8 @@ def test_idle_transaction_appears_with_its_age(seeded, connect):
     assert entry.xact_age_s >= 1.0
     assert entry.idle_s >= 1.0
     assert entry.locks_held >= 2  # the relation lock and its own transaction id
+    # the same count as the locks view lists for it (its virtualxid is in neither)
+    assert entry.locks_held == sum(lk.pid == entry.pid for lk in snap.locks)
     assert entry.xmin_age is not None and entry.xmin_age >= 0
 
 

@@ -10,7 +10,10 @@ SELECT a.pid,
        coalesce(a.query, '') AS query,
        a.xact_start
 FROM pg_stat_activity AS a
-LEFT JOIN (SELECT pid, count(*) AS n FROM pg_locks GROUP BY pid) AS l ON l.pid = a.pid
+-- counted as the locks view lists them: a session's own virtualxid lock is not one to see
+LEFT JOIN (SELECT pid, count(*) AS n FROM pg_locks
+           WHERE NOT (locktype = 'virtualxid' AND granted)
+           GROUP BY pid) AS l ON l.pid = a.pid
 WHERE a.state IN ('idle in transaction', 'idle in transaction (aborted)')
   AND a.pid <> pg_backend_pid()
 ORDER BY xact_age_s DESC NULLS LAST
