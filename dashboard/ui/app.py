@@ -20,8 +20,10 @@ from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
+from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen, keys_text
+from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
     DepthPlot,
@@ -301,7 +303,16 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             ("stale leases", StaleLeaseTable.BINDINGS),
             ("sessions", IdleTable.BINDINGS),
             ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
-                        Binding("up,down,pageup,pagedown", "move", "Move the cursor")]),
+                        Binding("up,down", "move", "Move the cursor one row"),
+                        Binding("pageup,pagedown", "move", "Move the cursor one page"),
+                        Binding("home,end", "move", "First row / last row"),
+                        Binding("left,right", "scroll", "Scroll sideways (wide columns)")]),
+            ("job look-up (j)", [
+                *JobLookupScreen.BINDINGS,
+                *(b for b in JobListScreen.BINDINGS if b.show),
+                Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
+                Binding("home,end", "scroll", "First job / last job")]),
+            ("confirmations", ConfirmScreen.BINDINGS),
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
         ]
 

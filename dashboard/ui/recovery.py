@@ -8,7 +8,7 @@ Capabilities (read-only, audit sink, grants) are checked once, at startup.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from functools import partial
 
@@ -205,12 +205,16 @@ class RecoveryMixin:
 
     # --- confirm, run, report ------------------------------------------------------------------
 
-    def _confirm(self, request: ConfirmRequest) -> None:
+    def _confirm(self, request: ConfirmRequest,
+                 on_go: Callable[[], object] | None = None) -> None:
+        """Ask; on a yes that may still run, call `on_go` and run the action."""
         screen = ConfirmScreen(request)
 
         def answered(yes: bool | None) -> None:
             if yes and not self._refused(request.action):
                 self._action_busy = True
+                if on_go is not None:
+                    on_go()
                 self.run_recovery(request.action, request.payload, screen.reason or None)
 
         self.push_screen(screen, answered)
@@ -293,15 +297,19 @@ class RecoveryMixin:
         self.action_lookup_jobs(message.value, message.reason)
 
     def on_jobs_observed(self, message: JobsObserved) -> None:
-        jobs = message.jobs
+        self.push_screen(JobListScreen(message.jobs, message.missing, self.spec))
 
-        def chosen(choice: tuple[str, bool] | None) -> None:
-            if not choice or self._refused(choice[0]):
-                return
-            action, force = choice
-            # the list refused if nothing would change; ask only about what would
-            change, left_out = actions.foresee(self.spec, jobs, action, force)
-            self._confirm(job_request(action, self.spec, change, force=force,
-                                      left_out=left_out))
+    def on_job_list_screen_chosen(self, message: JobListScreen.Chosen) -> None:
+        """Confirm on top of the list: a no (Escape) returns to it, a yes closes it."""
+        listing, action = message.listing, message.action
+        if self._refused(action):
+            return
+        # the list refused if nothing would change; ask only about what would
+        change, left_out = actions.foresee(self.spec, listing.jobs, action, message.force)
 
-        self.push_screen(JobListScreen(jobs, message.missing, self.spec), chosen)
+        def close_list() -> None:
+            if self.screen is listing:
+                listing.dismiss(None)
+
+        self._confirm(job_request(action, self.spec, change, force=message.force,
+                                  left_out=left_out), on_go=close_list)

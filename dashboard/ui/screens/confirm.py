@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
 
 from dashboard.actions import ObservedJob, ObservedSession, Skipped
 from dashboard.models import IdleTransaction, QueueSpec, SessionInfo, WaitingSession
@@ -140,8 +140,13 @@ class ConfirmScreen(ModalScreen[bool]):
     """Enter or y confirms, Escape or n cancels; `reason` holds the typed reason."""
 
     BINDINGS = [
-        Binding("escape,n", "answer(False)", "No", tooltip="Cancel: nothing happens"),
-        Binding("enter,y", "answer(True)", "Yes", tooltip="Go ahead"),
+        Binding("escape,n", "answer(False)", "No", key_display="Esc",
+                tooltip="No: change nothing, go back (to the list, in a look-up)"),
+        # priority: the reason's Input would take Enter first, and hide it from the footer
+        Binding("enter", "answer(True)", "Yes", key_display="Enter", priority=True,
+                tooltip="Go ahead"),
+        Binding("y", "answer(True)", "Yes", show=False,
+                tooltip="Go ahead (where no reason is asked)"),
     ]
 
     def __init__(self, request: ConfirmRequest) -> None:
@@ -163,6 +168,7 @@ class ConfirmScreen(ModalScreen[bool]):
                             id="confirm-reason")
             yield Static(Text("Enter: yes" + ("" if r.needs_reason else " (or y)")
                               + "   Escape: no, change nothing", style="dim"), id="confirm-keys")
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         if self.request.needs_reason:

@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 KEY_NAMES = {"question_mark": "?", "equals_sign": "=", "plus": "+", "minus": "-",
              "escape": "Esc", "enter": "Enter", "space": "Space", "ctrl+p": "Ctrl+P",
-             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1", "exclamation_mark": "!"}
+             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1", "exclamation_mark": "!",
+             "up": "Up", "down": "Down", "home": "Home", "end": "End", "left": "Left",
+             "right": "Right"}
 
 
 def keys_text(key: str) -> str:
@@ -34,7 +37,7 @@ def binding_rows(sections: Iterable[tuple[str, Iterable]]) -> list[tuple[str, st
 class HelpScreen(ModalScreen[None]):
     """Lists every binding; Escape, q or ? closes it."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close help")]
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close help", key_display="Esc")]
 
     def __init__(self, sections: list[tuple[str, Iterable]], notes: Sequence[str] = ()) -> None:
         super().__init__()
@@ -42,21 +45,27 @@ class HelpScreen(ModalScreen[None]):
         self.notes = tuple(notes)
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, expand=False, show_header=True, header_style="bold")
-        table.add_column("panel", style="dim", no_wrap=True)
+        # one heading row per panel rather than a panel column: the descriptions get the
+        # width, wrap less, and the help scrolls less on a small terminal
+        table = Table(box=None, expand=False, show_header=False, padding=(0, 1))
         table.add_column("keys", style="bold", no_wrap=True)
         table.add_column("does")
-        for section, keys, text in binding_rows(self.sections):
-            table.add_row(section, keys, text)
+        section = None
+        for name, keys, text in binding_rows(self.sections):
+            if name != section:
+                table.add_row(Text(name, style="bold underline"), "")
+                section = name
+            table.add_row(f"  {keys}", text)
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys (Escape closes)"
-            yield Static(table)
+            yield Static(table, id="help-keys")
             yield Static(
                 "\nRows: Enter shows the whole row (query untruncated). Tables keep the "
                 "cursor and marks by pid or job id across refreshes. '~' marks planner "
                 "estimates; 'locked' counts rows row-locked right now.", classes="help-note")
             if self.notes:
                 yield Static("\n" + "\n".join(self.notes), classes="help-note")
+        yield Footer(compact=True, show_command_palette=False)
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)

@@ -13,8 +13,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
 from dashboard.models import QueueSpec
@@ -33,7 +34,13 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
     the input as typed and the problem on an error line, and nothing is looked up.
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Close")]
+    BINDINGS = [
+        # priority: the Input would take Enter first, and hide it from the footer
+        Binding("enter", "look_up", "Look up", key_display="Enter", priority=True,
+                tooltip="Look up the ids typed (a plain read, nothing changes)"),
+        Binding("escape", "cancel", "Close", key_display="Esc",
+                tooltip="Close the look-up, look nothing up"),
+    ]
 
     def __init__(self, check: Callable[[list[str]], str | None] | None = None,
                  value: str = "", error: str = "") -> None:
@@ -49,6 +56,7 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
                         id="lookup-ids")
             yield Static(id="lookup-error")
             yield Static(Text("Enter: look up (a plain read, nothing changes)", style="dim"))
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(Input).action_end()  # reopened with the input: edit where it ends
@@ -76,10 +84,14 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        ids = parse_ids(event.value)
+        self.action_look_up()
+
+    def action_look_up(self) -> None:
+        value = self.query_one(Input).value
+        ids = parse_ids(value)
         error = self.problem(ids)
         if error:
-            self.show_error(error, event.value)
+            self.show_error(error, value)
             return
         self.dismiss(ids)
 
@@ -87,18 +99,38 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
         self.dismiss(None)
 
 
-class JobListScreen(ModalScreen[tuple[str, bool] | None]):
-    """The looked-up jobs as they are now; returns (action, force) or None."""
+class JobListScreen(ModalScreen[None]):
+    """The looked-up jobs as they are now.
+
+    R, F or D posts `Chosen` when the action would change something; the app then asks
+    for confirmation on top of this list, so a "no" there comes back here. The keys stay
+    in sight (the border under the list and the footer); the list scrolls on its own.
+    """
 
     BINDINGS = [
         Binding("R", "choose('requeue', False)", "Requeue",
-                tooltip="Requeue these jobs (expired leases only)"),
+                tooltip="Requeue the jobs found (expired leases only)"),
         Binding("F", "choose('requeue', True)", "Force requeue",
                 tooltip="Requeue even leases that have not expired"),
         Binding("D", "choose('dead-letter', False)", "Dead-letter",
-                tooltip="Dead-letter these jobs (asks for a reason)"),
-        Binding("escape,q", "choose('', False)", "Close"),
+                tooltip="Dead-letter the jobs found (asks for a reason)"),
+        Binding("escape,q", "close", "Close", key_display="Esc",
+                tooltip="Close the list, change nothing"),
+        # the list is not focusable, so these reach the screen: they jump at once (an
+        # animated End looked as if it stopped a few rows short)
+        *(Binding(key, f"scroll_list('{key}')", key, show=False)
+          for key in ("up", "down", "pageup", "pagedown", "home", "end")),
     ]
+    KEYS_LINE = "R requeue  F force requeue  D dead-letter  Esc close"
+
+    class Chosen(Message):
+        """The operator chose `action` (forced or not) for the jobs of `listing`."""
+
+        def __init__(self, listing: JobListScreen, action: str, force: bool) -> None:
+            super().__init__()
+            self.listing = listing
+            self.action = action
+            self.force = force
 
     def __init__(self, jobs: Sequence[ObservedJob], missing: Sequence[Skipped],
                  spec: QueueSpec) -> None:
@@ -112,16 +144,23 @@ class JobListScreen(ModalScreen[tuple[str, bool] | None]):
             [Text(job_line(job)) for job in self.jobs]
             + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing])
         lines.no_wrap, lines.overflow = True, "ellipsis"
-        with VerticalScroll(id="joblist-body") as body:
+        with VerticalScroll(id="joblist-body", can_focus=False) as body:
             body.border_title = f"{len(self.jobs)} job(s) found, {len(self.missing)} not found"
-            yield Static(lines)
-            yield Static(Text("\nR requeue   F force requeue   D dead-letter   Escape close",
-                              style="dim"))
+            body.border_subtitle = self.KEYS_LINE if self.jobs else "Esc close"
+            yield Static(lines, id="joblist-lines")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def action_scroll_list(self, key: str) -> None:
+        body = self.query_one("#joblist-body", VerticalScroll)
+        move = {"up": body.scroll_up, "down": body.scroll_down,
+                "pageup": body.scroll_page_up, "pagedown": body.scroll_page_down,
+                "home": body.scroll_home, "end": body.scroll_end}[key]
+        move(animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
     def action_choose(self, action: str, force: bool) -> None:
-        if not action:
-            self.dismiss(None)
-            return
         if not self.jobs:
             self.notify("no job to act on", severity="warning")
             return
@@ -130,7 +169,7 @@ class JobListScreen(ModalScreen[tuple[str, bool] | None]):
             self.notify(skipped_text(skipped, action, force), severity="warning", timeout=8,
                         title=f"{'force ' if force else ''}{action}: nothing to change")
             return
-        self.dismiss((action, force))
+        self.post_message(self.Chosen(self, action, force))
 
 
 def skipped_text(skipped: Sequence[Skipped], action: str, force: bool) -> str:
