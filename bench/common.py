@@ -58,7 +58,7 @@ def loadgen_throughput(dsn: str, spec: QueueSpec, settings: LoadSettings,
                        seconds: float) -> tuple[float, int, float]:
     """Completed jobs/s over `seconds` once every worker is connected; lock waits; the
     workers' CPU microseconds per completed job."""
-    with LoadGenerator(dsn, spec, settings, rescue_expired=False) as gen:
+    with LoadGenerator(dsn, spec, settings) as gen:
         while gen.stats().live_workers < settings.workers:
             if gen.stats().errors:
                 raise SystemExit(gen.stats().errors[0])

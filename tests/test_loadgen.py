@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from dashboard import config, db, monitor, schema
+from dashboard.actions import TableAudit
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
 from dashboard.loadgen.strategies import build
@@ -64,7 +65,7 @@ def test_skip_locked_workers_finish_every_job_exactly_once(dsn, demo_spec):
 
 def test_crashed_jobs_are_stale_leases_and_finish_once_after_requeue(dsn, demo_spec):
     settings = LoadSettings(workers=2, prefill=60, work_ms=1, crash_rate=0.1, lease_s=1, seed=3)
-    gen = LoadGenerator(dsn, demo_spec, settings, rescue_expired=False)
+    gen = LoadGenerator(dsn, demo_spec, settings)  # expired leases wait for the operator
     with gen:
         wait_until(lambda: gen.stats().crashed >= 2 and by_state(dsn).get("ready", 0) == 0,
                    timeout=60, interval=0.1)
@@ -93,7 +94,7 @@ def test_crashed_jobs_are_stale_leases_and_finish_once_after_requeue(dsn, demo_s
 def test_expired_leases_are_rescued_and_every_job_ends_once(dsn, demo_spec):
     settings = LoadSettings(workers=2, prefill=60, work_ms=1, crash_rate=0.1, lease_s=0.5,
                             fail_rate=0.1, seed=5)
-    gen = LoadGenerator(dsn, demo_spec, settings)
+    gen = LoadGenerator(dsn, demo_spec, settings, rescue=TableAudit())
     stats = run_until(gen, lambda s: s.totals["completed"] + s.totals["dead"] >= 60
                       and by_state(dsn).keys() <= {"done", "dead"})
     states = by_state(dsn)
@@ -101,6 +102,11 @@ def test_expired_leases_are_rescued_and_every_job_ends_once(dsn, demo_spec):
     assert stats.totals["completed"] == states.get("done", 0)
     assert stats.totals["dead"] == states.get("dead", 0)
     assert stats.crashed >= 1 and stats.double_claims == 0
+    assert stats.rescue and stats.rescued >= 1
+    with psycopg.connect(dsn) as conn:  # every rescue has its audit row
+        audited = conn.execute("SELECT count(*) FROM queuetop.audit_log "
+                               "WHERE action = 'rescue' AND outcome = 'changed'").fetchone()[0]
+    assert audited == stats.rescued
 
 
 def test_a_late_completion_with_an_old_token_changes_nothing(dsn, demo_spec):
@@ -258,8 +264,9 @@ def test_controller_knobs_act_on_a_running_generator(dsn, demo_spec):
 
 def test_a_heartbeat_keeps_long_jobs_from_being_rescued(dsn, demo_spec):
     settings = LoadSettings(workers=2, prefill=4, work_ms=1200, lease_s=0.6)
-    stats = run_until(LoadGenerator(dsn, demo_spec, settings),
+    stats = run_until(LoadGenerator(dsn, demo_spec, settings, rescue=TableAudit()),
                       lambda s: s.totals["completed"] >= 4, timeout=30)
     assert stats.totals["renewals"] >= 4 and stats.totals["fenced"] == 0
+    assert stats.rescue and stats.rescued == 0
     assert stats.totals["claimed"] == 4 and stats.double_claims == 0
     assert by_state(dsn) == {"done": 4}

@@ -68,6 +68,9 @@ def test_workers_and_producer_reconnect_after_a_server_restart(tmp_path, strateg
             assert len(after) == 3 and not after & before
             assert sum(name.endswith(".2") for name in after) == 2  # the two that waited
             assert all(w.connected for w in up.workers)
+            assert {w.session for w in up.workers} == after  # what panel 5 shows
+            waited = [w for w in up.workers if w.k in {x.k for x in down.workers}]
+            assert len(waited) == 2 and all(w.session == f"{w.name}.2" for w in waited)
             completed, enqueued, done = up.totals["completed"], up.enqueued, done_jobs(dsn)
             wait_until(lambda: (s := gen.stats()).totals["completed"] > completed + 20
                        and s.enqueued > enqueued and done_jobs(dsn) > done + 20, timeout=60)

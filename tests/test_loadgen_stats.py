@@ -7,6 +7,7 @@ import statistics
 import pytest
 
 from dashboard import config
+from dashboard.cli.load_command import live_line, summary_text
 from dashboard.errors import UserError
 from dashboard.loadgen import LoadSettings, faults
 from dashboard.loadgen.stats import (
@@ -76,7 +77,7 @@ def test_work_time_is_spread_around_its_mean():
     assert faults.work_seconds(rng, 0) == 0
 
 
-def test_summary_has_exactly_the_issue_keys():
+def test_summary_keys_and_the_rescue_count_in_the_live_line_and_summary():
     snap = LoadSnapshot(
         running=False, strategy="nowait", hold_tx=False, batch=1, work_ms=1.0, target_workers=2,
         live_workers=0, producer_paused=False, rate=0.0, elapsed_s=2.0,
@@ -86,11 +87,17 @@ def test_summary_has_exactly_the_issue_keys():
         latency=Latency(1.0, 2.0, 3.0))
     doc = summary(snap, "nowait", 2)
     assert list(doc) == ["strategy", "workers", "duration_s", "claimed", "completed", "failed",
-                         "dead", "crashed", "claims_per_s", "completions_per_s",
-                         "claim_latency_ms", "lock_waits", "lock_errors", "empty_claims",
-                         "double_claims"]
+                         "dead", "crashed", "rescue", "rescued", "claims_per_s",
+                         "completions_per_s", "claim_latency_ms", "lock_waits", "lock_errors",
+                         "empty_claims", "double_claims"]
     assert doc["claims_per_s"] == 2.0 and doc["claim_latency_ms"] == {"p50": 1.0, "p95": 2.0,
                                                                       "p99": 3.0}
+    assert doc["rescue"] is False and doc["rescued"] == 0
+    assert "rescue off" in live_line(snap) and "rescue off" in summary_text(doc)
+    rescuing = dataclasses.replace(snap, rescue=True, rescued=23)
+    assert "rescued 23" in live_line(rescuing)
+    assert "rescued 23 (expired leases requeued, audited)" in summary_text(
+        summary(rescuing, "nowait", 2))
 
 
 def test_settings_refuse_nonsense():

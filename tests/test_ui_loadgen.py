@@ -10,6 +10,7 @@ import pytest
 from helpers import wait_until
 from rich.console import Console
 from test_ui_live import INTERVAL, demo_spec, until
+from textual.widgets import Static
 from ui_snapshots import (
     FixedLoadGen,
     fixed_history,
@@ -20,8 +21,10 @@ from ui_snapshots import demo_spec as fixed_spec
 
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
+from dashboard.loadgen.stats import COUNTERS
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
+from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import binding_rows
 from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
@@ -117,7 +120,44 @@ def test_latency_names_its_window_and_unit():
         lines = rendered_lines(pilot.app.query_one(LoadSummary))
         assert any("claim time" in line and "last 10s" in line and "1.2 ms" in line
                    for line in lines)
-        assert any("12.8 ms" in line and "p99" in line and "140 ms" in line for line in lines)
+        assert any("12.8 ms" in line and "p99" in line and "1,421 ms" in line for line in lines)
+    run(fixed_app(FixedLoadGen()), body)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_the_strip_says_first_what_an_operator_needs_first(size):
+    paused = replace(fixed_load_snapshot(), producer_paused=True)
+
+    async def body(pilot):
+        line, = rendered_lines(pilot.app.query_one(LoadStrip))
+        order = ["for-update", "hold-tx on", "workers 3/4", "producer 40/s paused"]
+        if size[0] >= 120:
+            order += ["done 37.9/s", "claim p95 (10s) 12.8 ms"]
+        at = [line.index(text) for text in order]
+        assert at == sorted(at)
+        assert line.endswith("…")  # the rest is cut, visibly
+    run(fixed_app(FixedLoadGen(paused)), body, size=size)
+
+
+def test_workers_show_their_current_session_and_enter_shows_them_in_words():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("5")
+        table = app.query_one(WorkersTable)
+        # reconnected: the session the stale-lease table tells apart from the lost one
+        assert table.cell_text("k3", "name") == "queuetop-worker-3.2"
+        assert table.cell_text("k5", "claimed") == "1,965"
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        text = "\n".join(rendered_lines(detail.query_one(Static)))
+        assert "worker number  3" in text and "session" in text and "queuetop-worker-3.2" in text
+        counters = [" ".join(line.split()) for line in text.split("counters", 1)[1].splitlines()]
+        assert counters[:5] == ["claimed 1,339", "claims 1,339", "completed 1,334", "failed 0",
+                                "dead 0"]
+        assert len(counters) == len(COUNTERS)
+        assert "{" not in text and "'" not in text and "k 3" not in text
     run(fixed_app(FixedLoadGen()), body)
 
 

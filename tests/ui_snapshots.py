@@ -97,13 +97,16 @@ def with_warning(snap: Snapshot) -> Snapshot:
 
 
 def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
-    """What a running demo's load generator reports: one worker stalled, one stopping."""
+    """What a running demo's load generator reports: one worker stalled, one stopping, one
+    on its second session (it reconnected after a lost one)."""
     counters = dict.fromkeys(COUNTERS, 0)
     workers = tuple(
         WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, alive=k != 5,
-                    stalled=k == 4, counters={**counters, "claimed": 400 + 13 * k,
-                                              "completed": 395 + 13 * k, "failed": k % 3,
-                                              "lock_waits": 2 * k})
+                    stalled=k == 4, counters={**counters, "claimed": 400 + 313 * k,
+                                              "claims": 400 + 313 * k,
+                                              "completed": 395 + 313 * k, "failed": k % 3,
+                                              "lock_waits": 2 * k},
+                    session=f"queuetop-worker-{k}" + (".2" if k == 3 else ""))
         for k in range(2, 6)
     )
     totals = {**counters, "claimed": 1690, "completed": 1662, "failed": 9, "dead": 1,
@@ -113,7 +116,7 @@ def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
         target_workers=4, live_workers=3, producer_paused=False, rate=40.0, elapsed_s=42.0,
         totals=totals, crashed=1, double_claims=double_claims, enqueued=1990, rescued=0,
         claims_per_s=38.4, completions_per_s=37.9, latency=Latency(0.9, 31.5, 460.0),
-        recent_latency=Latency(1.24, 12.8, 140.2), workers=workers)
+        recent_latency=Latency(1.24, 12.8, 1421.3), workers=workers)
 
 
 def lost_database_load_snapshot() -> LoadSnapshot:

@@ -9,10 +9,12 @@ import sys
 import threading
 import time
 
-from dashboard import config, db, schema
+from dashboard import actions, config, db, schema
+from dashboard.actions import AuditSink
 from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
 from dashboard.errors import UserError
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
+from dashboard.loadgen.rescuer import check_rescue
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.stats import LATENCY_WINDOW_S
 from dashboard.models import QueueSpec, TableName
@@ -53,8 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probability that a worker exits hard right after a claim")
     g.add_argument("--lease", type=POSITIVE_SECONDS, default=30.0, metavar="S", help="lease length")
     g.add_argument("--payload-bytes", type=NOT_NEGATIVE_INT, default=64, metavar="B")
-    g.add_argument("--no-rescue", action="store_true",
-                   help="leave expired leases alone (for the dashboard's recovery actions)")
+    g.add_argument("--rescue", action=argparse.BooleanOptionalAction, default=False,
+                   help="requeue expired leases, anyone's (each one guarded and audited like "
+                        "'queuetop requeue'); off by default: they stay for the recovery actions")
+    g.add_argument("--audit-file", metavar="PATH",
+                   help="with --rescue: append the audit trail to this JSON-lines file instead "
+                        "of the queuetop.audit_log table")
     g.add_argument("--seed", type=int, help="random seed for work times and faults")
     g.add_argument("--yes-write-to-my-table", dest="confirm_write", action="store_true",
                    help="confirm that workers may claim, complete and fail rows of --table")
@@ -87,13 +93,26 @@ def open_writable_queue(args: argparse.Namespace) -> tuple[str, QueueSpec]:
     return target.dsn, spec
 
 
+def rescue_audit(dsn: str, spec: QueueSpec, audit_file: str | None) -> AuditSink:
+    """--rescue changes jobs the generator did not claim: refuse unless each change can be
+    audited (the audit table, or --audit-file), as `queuetop requeue` does."""
+    check_rescue(spec)
+    with db.connect_action(dsn) as conn:
+        try:
+            return actions.choose_sink(conn, audit_file)
+        except UserError as exc:
+            raise UserError(f"--rescue audits each lease it requeues: {exc}; "
+                            "or run without --rescue") from None
+
+
 def live_line(snap: LoadSnapshot) -> str:
     t, lat = snap.totals, snap.recent_latency
     p95 = f"{lat.p95:.1f}ms" if lat.p95 is not None else "-"
+    rescued = f"rescued {snap.rescued}" if snap.rescue else "rescue off"
     line = (f"{snap.elapsed_s:6.1f}s  workers {snap.live_workers}/{snap.target_workers}  "
             f"claims/s {snap.claims_per_s:7.0f}  done/s {snap.completions_per_s:7.0f}  "
             f"done {t['completed']}  failed {t['failed']}  dead {t['dead']}  "
-            f"crashed {snap.crashed}  p95 (last {LATENCY_WINDOW_S:g}s) {p95}  "
+            f"crashed {snap.crashed}  {rescued}  p95 (last {LATENCY_WINDOW_S:g}s) {p95}  "
             f"lock waits {t['lock_waits']}  lock errors {t['lock_errors']}  "
             f"double claims {snap.double_claims}")
     if snap.reconnecting:
@@ -110,7 +129,9 @@ def summary_text(doc: dict) -> str:
     return "\n".join([
         f"strategy {doc['strategy']}, {doc['workers']} workers, {doc['duration_s']:.1f}s",
         f"claimed {doc['claimed']}  completed {doc['completed']}  failed {doc['failed']}  "
-        f"dead {doc['dead']}  crashed {doc['crashed']}",
+        f"dead {doc['dead']}  crashed {doc['crashed']}  "
+        + (f"rescued {doc['rescued']} (expired leases requeued, audited)" if doc["rescue"]
+           else "rescue off"),
         f"claims/s {doc['claims_per_s']}  completions/s {doc['completions_per_s']}",
         f"claim latency ms p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  p99 {ms(lat['p99'])}",
         f"lock waits {doc['lock_waits']}  lock errors {doc['lock_errors']}  "
@@ -139,7 +160,8 @@ def run_load(args: argparse.Namespace) -> int:
     dsn, spec = open_writable_queue(args)
     duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
     tty = sys.stderr.isatty()
-    gen = LoadGenerator(dsn, spec, settings, rescue_expired=not args.no_rescue)
+    audit = rescue_audit(dsn, spec, args.audit_file) if args.rescue else None
+    gen = LoadGenerator(dsn, spec, settings, rescue=audit)
     _stop_on_sigterm()
     gen.start()
     last_print = 0.0

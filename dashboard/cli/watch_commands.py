@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # `queuetop demo` is a show: a steady flow, a few failures, a rare crash whose stale lease
-# stays for the operator to recover (the producer does not rescue expired leases here).
+# stays for the operator to recover (only `queuetop load --rescue` requeues expired leases).
 DEMO_WORKERS = 4
 DEMO_FAIL_RATE = 0.02
 DEMO_CRASH_RATE = 0.001
@@ -74,7 +74,7 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
         DEMO_SETTINGS, fail_rate=DEMO_FAIL_RATE, crash_rate=DEMO_CRASH_RATE,
         workers=DEMO_WORKERS if args.workers is None else args.workers,
         strategy=args.strategy or DEMO_SETTINGS.strategy)
-    return LoadGenerator(dsn, spec, settings, rescue_expired=False)
+    return LoadGenerator(dsn, spec, settings)
 
 
 def run_watch(args: argparse.Namespace) -> int:

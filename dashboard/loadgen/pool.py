@@ -24,8 +24,10 @@ from typing import Any
 
 import psycopg
 
+from dashboard.actions.audit import AuditSink
 from dashboard.loadgen import faults
-from dashboard.loadgen.producer import Producer, enqueue
+from dashboard.loadgen.producer import Producer, Rescue, enqueue
+from dashboard.loadgen.rescuer import check_rescue
 from dashboard.loadgen.settings import LIVE_KNOBS, MAX_WORKERS, LoadSettings
 from dashboard.loadgen.stats import Latency, LoadSnapshot, StatsBook, WorkerStats
 from dashboard.loadgen.strategies import build, check_strategy
@@ -45,6 +47,7 @@ class _Proc:
     name: str
     process: Any  # multiprocessing.Process
     control: Connection
+    session: str  # its database session's application_name: name, or name.2 after a loss
     ready: bool = False
     stopping: bool = False
     stalled_until: float = 0.0
@@ -57,13 +60,18 @@ class LoadGenerator:
     `spec` must be validated (config.validate). Usage from a UI thread:
     `gen.start()`, then any of the knobs, `gen.stats()` on each refresh,
     and `gen.stop()` + `gen.wait()` when leaving.
+
+    Expired leases are left alone unless `rescue` names an audit sink: the rescuer
+    (rescuer.py) then requeues them, guarded and audited like an operator's requeue.
     """
 
     def __init__(self, dsn: str, spec: QueueSpec, settings: LoadSettings, *,
-                 rescue_expired: bool = True):
+                 rescue: AuditSink | None = None):
         self.dsn, self.spec = dsn, spec
         self._settings = settings
-        self._rescue = rescue_expired
+        if rescue is not None:
+            check_rescue(spec)
+        self._rescue = rescue
         self._target = settings.workers
         self._ctx = mp.get_context("spawn")  # no fork of a threaded parent (TUI, psycopg)
         self._events: Any = None
@@ -160,8 +168,8 @@ class LoadGenerator:
             end = self._stopped_at or now
             procs = sorted(self._procs.values(), key=lambda p: p.k)
             workers = tuple(
-                WorkerStats(k=p.k, name=p.name, pid=p.process.pid, alive=not p.stopping,
-                            stalled=p.stalled_until > now,
+                WorkerStats(k=p.k, name=p.name, session=p.session, pid=p.process.pid,
+                            alive=not p.stopping, stalled=p.stalled_until > now,
                             counters=dict(book.per_worker.get(p.k, {})), connected=not p.down)
                 for p in procs
             )
@@ -178,7 +186,8 @@ class LoadGenerator:
                 elapsed_s=max(0.0, end - book.started) if self._clock_started else 0.0,
                 totals={**book.totals, "dead": book.totals["dead"]
                         + (producer.rescued_dead if producer else 0)},
-                crashed=book.crashed, rescued=producer.rescued if producer else 0,
+                crashed=book.crashed, rescue=self._rescue is not None,
+                rescued=producer.rescued if producer else 0,
                 double_claims=book.ledger.double_claims,
                 enqueued=book.enqueued + (producer.enqueued if producer else 0),
                 claims_per_s=claims_s, completions_per_s=completions_s,
@@ -242,10 +251,11 @@ class LoadGenerator:
                     raise RuntimeError(
                         f"cannot enqueue jobs into {self.spec.table}: {first_line(exc)}; fill "
                         "the queue yourself and run without --jobs and --rate") from exc
-        self._producer = Producer(
-            self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes,
-            rescue_every_s=max(0.2, min(s.lease_s / 2, 5.0)) if self._rescue else None,
-            stale_after_s=self.spec.policy.stale_after_s)
+        rescue = Rescue(self._rescue, every_s=max(0.2, min(s.lease_s / 2, 5.0)),
+                        table=str(self.spec.table), stale_after_s=self.spec.policy.stale_after_s) \
+            if self._rescue is not None else None
+        self._producer = Producer(self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes,
+                                  rescue=rescue)
         self._producer.start()
 
     def _apply_commands(self) -> None:
@@ -312,7 +322,7 @@ class LoadGenerator:
         process.start()
         theirs.close()
         with self._lock:
-            self._procs[k] = _Proc(k, name, process, ours)
+            self._procs[k] = _Proc(k, name, process, ours, session=name)
 
     def _drain(self, timeout: float) -> None:
         try:
@@ -332,7 +342,7 @@ class LoadGenerator:
         proc = self._procs.get(k)
         if kind == "ready":
             if proc:
-                proc.ready = True
+                proc.ready, proc.session = True, msg[2]
             if not self._clock_started:
                 self._clock_started, self._book.started = True, time.monotonic()
         elif kind == "down":
@@ -340,7 +350,7 @@ class LoadGenerator:
                 proc.down = msg[2]
         elif kind == "up":
             if proc:
-                proc.down = None
+                proc.down, proc.session = None, msg[2]
         elif kind == "batch":
             _, _, counts, latencies, claimed, finished = msg
             self._book.add(k, counts, latencies)

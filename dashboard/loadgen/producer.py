@@ -1,22 +1,27 @@
-"""The producer: prefill, a steady enqueue rate, and the lease rescuer.
+"""The producer: prefill, a steady enqueue rate, and (opt-in) the lease rescuer.
 
-It runs as a thread of the parent with its own connection; every statement
-is one short autocommit INSERT or UPDATE. A lost connection is reported and
-retried with a bounded backoff, like the workers do.
+It runs as a thread of the parent with its own connection; every enqueue is
+one short autocommit INSERT. The rescuer, when asked for, runs in the same
+thread on a session of its own, one audited transaction per round
+(rescuer.py). A lost connection is reported and retried with a bounded
+backoff, like the workers do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from dataclasses import dataclass
 
 import psycopg
 
+from dashboard.actions.audit import AuditSink
+from dashboard.loadgen import rescuer
 from dashboard.loadgen.strategies import QueueSql
 
 PREFILL_CHUNK = 10_000
 TICK_S = 0.1
-RESCUE_LIMIT = 1000
 RETRY_MIN_S, RETRY_MAX_S = 0.1, 3.0
 
 
@@ -35,26 +40,25 @@ def enqueue(conn: psycopg.Connection, queue_sql: QueueSql, n: int, payload_bytes
     return done
 
 
-def requeue_expired(conn: psycopg.Connection, queue_sql: QueueSql,
-                    stale_after_s: float) -> tuple[int, int]:
-    """Hand expired leases back to ready (token advanced), or to the terminal state after
-    max_attempts; returns (rescued, of which now terminal)."""
-    if queue_sql.requeue_expired is None:
-        return 0, 0
-    rows = conn.execute(queue_sql.requeue_expired, queue_sql.params(
-        stale_after_s=stale_after_s, limit=RESCUE_LIMIT)).fetchall()
-    return len(rows), sum(1 for _, status in rows if status == queue_sql.values["terminal"])
+@dataclass(frozen=True)
+class Rescue:
+    """What the rescuer needs: where its audit records go, and how often it looks."""
+
+    audit: AuditSink
+    every_s: float
+    table: str  # the queue table, as the audit log names it
+    stale_after_s: float  # for rows without lease_until: started_at + stale_after
 
 
 class Producer(threading.Thread):
     """Enqueues `rate` jobs per second while not paused; rescues expired leases if asked."""
 
     def __init__(self, dsn: str, queue_sql: QueueSql, *, rate: float, payload_bytes: int,
-                 rescue_every_s: float | None, stale_after_s: float):
+                 rescue: Rescue | None = None):
         super().__init__(name="queuetop-producer", daemon=True)
         self.dsn, self.sql = dsn, queue_sql
         self.rate, self.payload_bytes = rate, payload_bytes
-        self.rescue_every_s, self.stale_after_s = rescue_every_s, stale_after_s
+        self.rescue = rescue
         self.paused = False
         self.enqueued = 0
         self.rescued = 0
@@ -72,23 +76,27 @@ class Producer(threading.Thread):
             began = time.monotonic()
             try:
                 with psycopg.connect(self.dsn, autocommit=True, connect_timeout=5,
-                                     application_name="queuetop-producer") as conn:
+                                     application_name="queuetop-producer") as conn, \
+                        (rescuer.connect(self.dsn) if self.rescue
+                         else contextlib.nullcontext()) as rescue_conn:
                     self.down = None
-                    self._loop(conn)
+                    self._loop(conn, rescue_conn)
                 return
             except psycopg.OperationalError as exc:  # the server went away, or is not back yet
                 self.down = _first_line(exc)
             except psycopg.Error as exc:  # its statements fail: say so once, retry slowly
-                error = f"producer: {_first_line(exc)}"
-                if not self.errors or self.errors[-1] != error:
-                    self.errors.append(error)
+                self._error(f"producer: {_first_line(exc)}")
                 delay = RETRY_MAX_S
             if time.monotonic() - began > RETRY_MAX_S:
                 delay = RETRY_MIN_S  # it had worked for a while: a fresh outage
             self._halt.wait(delay)
             delay = min(RETRY_MAX_S, delay * 2)
 
-    def _loop(self, conn: psycopg.Connection) -> None:
+    def _error(self, error: str) -> None:
+        if not self.errors or self.errors[-1] != error:
+            self.errors.append(error)
+
+    def _loop(self, conn: psycopg.Connection, rescue_conn: psycopg.Connection | None) -> None:
         owed = 0.0
         last = next_rescue = time.monotonic()
         while not self._halt.wait(TICK_S):
@@ -101,8 +109,20 @@ class Producer(threading.Thread):
             else:
                 owed = 0.0
             last = now
-            if self.rescue_every_s and now >= next_rescue:
-                rescued, dead = requeue_expired(conn, self.sql, self.stale_after_s)
-                self.rescued += rescued
-                self.rescued_dead += dead
-                next_rescue = now + self.rescue_every_s
+            if self.rescue and rescue_conn is not None and now >= next_rescue:
+                self._rescue(rescue_conn, self.rescue)
+                next_rescue = now + self.rescue.every_s
+
+    def _rescue(self, conn: psycopg.Connection, rescue: Rescue) -> None:
+        """One audited rescue round; a failure (its transaction rolled back, nothing
+        changed) is said once and the next round tries again; a lost connection is raised."""
+        try:
+            rescued = rescuer.rescue_expired(conn, self.sql, rescue.table, rescue.audit,
+                                             rescue.stale_after_s)
+        except psycopg.Error as exc:
+            if conn.closed or conn.broken:
+                raise  # the server went away: run() reconnects both sessions
+            self._error(f"rescuer: {_first_line(exc)}; nothing rescued in that round")
+            return
+        self.rescued += len(rescued)
+        self.rescued_dead += sum(1 for r in rescued if r.status == self.sql.values["terminal"])

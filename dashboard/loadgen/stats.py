@@ -108,12 +108,19 @@ class Latency:
 @dataclass(frozen=True)
 class WorkerStats:
     k: int
-    name: str  # its application_name, also written into the worker column
+    name: str  # the process's name, queuetop-worker-K: its first session's application_name
     pid: int | None
     alive: bool
     stalled: bool
     counters: dict[str, int]
     connected: bool = True  # False while it has lost its connection and is reconnecting
+    # its session's application_name now, also what it writes into the worker column: the
+    # name, or name.N after N-1 lost sessions (whose leases must read as unowned)
+    session: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.session:
+            object.__setattr__(self, "session", self.name)
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,7 @@ class LoadSnapshot:
     crashed: int
     double_claims: int
     enqueued: int
-    rescued: int  # expired leases the producer handed back (totals["dead"] has the terminal ones)
+    rescued: int  # expired leases the rescuer handed back (totals["dead"] has the terminal ones)
     claims_per_s: float  # over the last RATE_WINDOW_S
     completions_per_s: float
     latency: Latency  # claim statement latency over the whole run, in ms
@@ -145,6 +152,7 @@ class LoadSnapshot:
     # who has lost its database connection and is retrying ("producer", worker names)
     reconnecting: tuple[str, ...] = ()
     connection_error: str | None = None  # the latest reason, while anyone is reconnecting
+    rescue: bool = False  # the rescuer runs (opt-in: queuetop load --rescue)
 
 
 class ClaimLedger:
@@ -249,7 +257,7 @@ class StatsBook:
 
 
 def summary(snap: LoadSnapshot, strategy: str, workers: int) -> dict[str, Any]:
-    """The `queuetop load --json` document: exactly the keys the issue lists."""
+    """The `queuetop load --json` document."""
     elapsed = max(snap.elapsed_s, 1e-9)
 
     def ms(value: float | None) -> float | None:
@@ -264,6 +272,8 @@ def summary(snap: LoadSnapshot, strategy: str, workers: int) -> dict[str, Any]:
         "failed": snap.totals["failed"],
         "dead": snap.totals["dead"],
         "crashed": snap.crashed,
+        "rescue": snap.rescue,
+        "rescued": snap.rescued,
         "claims_per_s": round(snap.totals["claimed"] / elapsed, 1),
         "completions_per_s": round(snap.totals["completed"] / elapsed, 1),
         "claim_latency_ms": {"p50": ms(snap.latency.p50), "p95": ms(snap.latency.p95),

@@ -52,7 +52,10 @@ class QueueSql:
     renew: sql.Composed | None
     enqueue: sql.Composed
     last_worker_number: sql.Composed
-    requeue_expired: sql.Composed | None  # the rescuer; None without lease_until or started_at
+    # the rescuer (rescuer.py): observe and lock expired leases, then the guarded requeue;
+    # None without lease_until or started_at (nothing tells that a lease expired)
+    expired_leases: sql.Composed | None
+    rescue: sql.Composed | None
     values: dict[str, Any]  # the raw state values every statement takes as parameters
     fenced_by: str  # "lease_token", "worker" or "nothing"
 
@@ -149,6 +152,7 @@ def build(spec: QueueSpec) -> QueueSql:
         return queries.get(name, **parts, **more)
 
     joined = sql.SQL("").join
+    expires = bool(cols.lease_until or cols.started_at)
     return QueueSql(
         claims={s: compose(q, order=order, lease_set=joined(lease)) for s, q in STRATEGIES.items()},
         complete=compose("loadgen/complete_job", finish_set=joined(finish + unlease), guard=guard),
@@ -159,9 +163,10 @@ def build(spec: QueueSpec) -> QueueSql:
         enqueue=compose("loadgen/enqueue_jobs", payload_col=payload_col,
                         payload_value=payload_value),
         last_worker_number=compose("loadgen/get_last_worker_number"),
-        requeue_expired=compose("loadgen/requeue_expired_leases",
-                                requeue_set=joined(unlease + unowned + advance))
-        if cols.lease_until or cols.started_at else None,
+        expired_leases=compose("loadgen/lock_expired_leases") if expires else None,
+        rescue=compose("loadgen/rescue_expired_leases",
+                       requeue_set=joined(unlease + unowned + advance),
+                       id_type=sql.SQL(types.get(cols.id, "text"))) if expires else None,
         values=_state_values(spec),
         fenced_by=fenced_by,
     )

@@ -46,6 +46,7 @@ class Worker:
                  events: Any, control: Connection, parent_pid: int):
         self.k, self.name, self.dsn = k, name, dsn
         self.sessions = 0  # database sessions opened so far (see connect)
+        self.session = name  # the current one's application_name
         self.settings, self.events, self.control = settings, events, control
         self.parent_pid = parent_pid
         self.sql: QueueSql = build(spec)
@@ -121,6 +122,7 @@ class Worker:
         self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=session,
                                     connect_timeout=5)
         self.sessions += 1
+        self.session = session
         self.sql = self.sql.rendered(self.conn)
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
@@ -276,7 +278,7 @@ class Worker:
             except psycopg.OperationalError as exc:
                 lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
                 continue
-            self.events.put(("up", self.k))
+            self.events.put(("up", self.k, self.session))
             return
 
     def run(self) -> int:
@@ -286,7 +288,7 @@ class Worker:
                 self.connect()
             except psycopg.OperationalError as exc:  # started while the server is away
                 self.reconnect(exc)
-            self.events.put(("ready", self.k))
+            self.events.put(("ready", self.k, self.session))
             while not self.stopping:
                 try:
                     self.turn()

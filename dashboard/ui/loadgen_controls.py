@@ -165,7 +165,7 @@ class LoadGenControls:
 
     def _newest_live(self) -> str | None:
         live = [w for w in self._stats().workers if w.alive]
-        return live[-1].name if live else None
+        return live[-1].session if live else None
 
     def action_show_loadgen(self) -> None:
         self.query_one(TabbedContent).active = LOADGEN_TAB

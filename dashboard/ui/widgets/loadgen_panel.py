@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from dashboard.loadgen import LoadSnapshot, WorkerStats
-from dashboard.loadgen.stats import LATENCY_WINDOW_S
+from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this recent window
@@ -17,7 +19,7 @@ WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this re
 def _ms(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def _ms_unit(value: float | None) -> str:
@@ -25,7 +27,7 @@ def _ms_unit(value: float | None) -> str:
 
 
 def _rate(value: float) -> str:
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def _producer(snap: LoadSnapshot, short: bool = False) -> str:
@@ -34,8 +36,8 @@ def _producer(snap: LoadSnapshot, short: bool = False) -> str:
     if snap.rate <= 0:
         return "off"
     if snap.producer_paused:
-        return "paused" if short else f"{snap.rate:g}/s paused"
-    return f"{snap.rate:g}/s"
+        return "paused" if short else f"{snap.rate:,g}/s paused"
+    return f"{snap.rate:,g}/s"
 
 
 def _unreachable(snap: LoadSnapshot) -> bool:
@@ -86,16 +88,17 @@ class LoadStrip(Static):
             text.append(" stopped ", "bold white on red")
         elif snap.reconnecting:
             text.append(*_reconnecting_badge(snap))
+        # what an operator needs first comes first: a narrow screen cuts the line at its end
         parts = [
             ("", snap.strategy, "bold"),
             ("hold-tx ", "on" if snap.hold_tx else "off", "bold yellow" if snap.hold_tx else ""),
             ("workers ", f"{snap.live_workers}/{snap.target_workers}", "bold"),
-            ("claims ", f"{_rate(snap.claims_per_s)}/s", "bold"),
+            ("producer ", _producer(snap), "bold cyan" if snap.producer_paused else ""),
             ("done ", f"{_rate(snap.completions_per_s)}/s", "bold green"),
+            (f"claim p95 ({WINDOW}) ", _ms_unit(snap.recent_latency.p95), ""),
+            ("claims ", f"{_rate(snap.claims_per_s)}/s", "bold"),
             ("lock waits ", f"{snap.totals.get('lock_waits', 0):,}", ""),
             ("crashed ", f"{snap.crashed:,}", ""),
-            ("producer ", _producer(snap), "bold cyan" if snap.producer_paused else ""),
-            (f"claim p95 ({WINDOW}) ", _ms_unit(snap.recent_latency.p95), ""),
         ]
         if snap.running and snap.reconnecting:
             # what an operator needs first: who is down, then why; the rest is stale anyway
@@ -162,6 +165,25 @@ def _state(w: WorkerStats) -> str:
     return "STALLED" if w.stalled else "alive"
 
 
+@dataclass(frozen=True)
+class WorkerDetail:
+    """One worker as the detail view (Enter) shows it: field names read as labels there."""
+
+    worker_number: int  # K of queuetop-worker-K, as the generator counts them
+    session: str  # its application_name now (queuetop-worker-K.N after a lost session)
+    process_id: int | None
+    state: str
+    counters: str  # since it started, one a line: "claimed    552", "completed  547", …
+
+    @classmethod
+    def of(cls, w: WorkerStats) -> WorkerDetail:
+        # one a line, numbers aligned: a wrapped "failed / 0" would pair the wrong words
+        counts = [(name.replace("_", " "), f"{w.counters.get(name, 0):,}") for name in COUNTERS]
+        names, numbers = (max(len(x[i]) for x in counts) for i in (0, 1))
+        return cls(worker_number=w.k, session=w.session, process_id=w.pid, state=_state(w),
+                   counters="\n".join(f"{name:<{names}}  {n:>{numbers}}" for name, n in counts))
+
+
 class WorkersTable(KeyedTable):
     """One row per worker process, keyed by its number K, as the generator counts it."""
 
@@ -169,7 +191,7 @@ class WorkersTable(KeyedTable):
     SHORT_TITLE = "Load gen"
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
-        Col("name", "worker", 18), Col("state", "state", 8),
+        Col("name", "worker", 21), Col("state", "state", 8),
         Col("pid", "pid", 7, "right", drop=1), Col("claimed", "claimed", 7, "right", drop=2),
         Col("completed", "done", 7, "right", drop=2), Col("failed", "failed", 6, "right", drop=3),
         Col("lock_waits", "lock waits", 10, "right", drop=3),
@@ -183,5 +205,13 @@ class WorkersTable(KeyedTable):
 
     def values(self, key: str, w: WorkerStats) -> tuple:
         c = w.counters
-        return (w.name, _state(w), w.pid or "-", c.get("claimed", 0), c.get("completed", 0),
-                c.get("failed", 0), c.get("lock_waits", 0))
+        # the session's name, as the lock, idle and stale-lease tables show it
+        return (w.session, _state(w), w.pid or "-", f"{c.get('claimed', 0):,}",
+                f"{c.get('completed', 0):,}", f"{c.get('failed', 0):,}",
+                f"{c.get('lock_waits', 0):,}")
+
+    def action_select_cursor(self) -> None:
+        """Enter: the worker in words (its counters one a line), not its raw stats."""
+        key = self.cursor_key()
+        if key is not None:
+            self.post_message(self.RowSelected(self, key, WorkerDetail.of(self.items[key])))
