@@ -102,6 +102,10 @@ def test_enter_shows_the_whole_query():
         assert isinstance(app.screen, DetailScreen)
         assert app.screen.item.query == app.snapshot.locks[1].query
         assert len(app.screen.item.query) > 60
+        # its own footer: the main screen's keys (Mark, Requeue…) do nothing here
+        keys = {b.binding.action for b in app.screen.active_bindings.values()}
+        assert "dismiss" in keys and "app.requeue_stale" not in keys
+        assert app.screen.query_one("Footer")
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
     run(fixed_app(), body)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from dashboard.actions import ActionResult
 from dashboard.ui.screens.confirm import ids_text
@@ -51,6 +51,7 @@ class ActionResultScreen(ModalScreen[None]):
         with VerticalScroll(id="result-body") as body:
             body.border_title = f"{result_title(self.result)} (Escape closes)"
             yield Static(result_table(self.result))
+        yield Footer(compact=True, show_command_palette=False)  # this screen's keys only
 
     def action_close(self) -> None:
         self.dismiss(None)

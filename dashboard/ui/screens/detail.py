@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from dashboard.report import age
 
@@ -82,6 +82,7 @@ class DetailScreen(ModalScreen[None]):
         with VerticalScroll(id="detail-body") as body:
             body.border_title = f"{self.title_text} (Escape closes)"
             yield Static(detail_table(self.item))
+        yield Footer(compact=True, show_command_palette=False)  # this screen's keys only
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
         self.dismiss(result)
