@@ -182,9 +182,14 @@ def _running(pid: int) -> bool:
 def test_load_cli_json_and_refusal_of_a_user_table(dsn, capsys):
     assert main(["load", "--dsn", dsn, "--workers", "2", "--jobs", "100", "--work-ms", "1",
                  "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
     assert doc["completed"] == 100 and doc["double_claims"] == 0 and doc["workers"] == 2
     assert set(doc["claim_latency_ms"]) == {"p50", "p95", "p99"}
+    assert "note:" not in err  # jobs were given
+    # nothing to enqueue: it says why the numbers will stay at 0
+    assert main(["load", "--dsn", dsn, "--workers", "1", "--duration", "0.5", "--json"]) == 0
+    assert "no --jobs and no --rate" in capsys.readouterr().err
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE my_jobs (id serial PRIMARY KEY, status text)")
     assert main(["load", "--dsn", dsn, "--table", "my_jobs"]) == 2

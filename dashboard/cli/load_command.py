@@ -161,6 +161,9 @@ def run_load(args: argparse.Namespace) -> int:
     duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
     tty = sys.stderr.isatty()
     audit = rescue_audit(dsn, spec, args.audit_file) if args.rescue else None
+    if not args.jobs and not args.rate:  # a first run on the empty demo queue shows only 0s
+        print("queuetop load: note: no --jobs and no --rate, so the workers only claim jobs "
+              "already in the queue", file=sys.stderr)
     gen = LoadGenerator(dsn, spec, settings, rescue=audit)
     _stop_on_sigterm()
     gen.start()
