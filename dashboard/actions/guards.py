@@ -23,21 +23,27 @@ LOCKED = "locked"
 
 
 @dataclass(frozen=True)
-class JobRow:
-    """A job's current state, as lock_jobs.sql / observe_jobs.sql return it."""
+class JobState:
+    """A job's state as a guarded change reads it (and its audit record keeps it)."""
 
-    queuetop_given: str
     id: str
     status: str
     worker: str | None
     lease_token: str | None
     attempts: int | None
     lease_until: datetime | None
-    expired: bool | None
 
     def as_state(self) -> dict[str, object]:
         return {"status": self.status, "worker": self.worker, "lease_token": self.lease_token,
                 "attempts": self.attempts, "lease_until": self.lease_until}
+
+
+@dataclass(frozen=True)
+class JobRow(JobState):
+    """A job's current state, as lock_jobs.sql / observe_jobs.sql return it."""
+
+    queuetop_given: str
+    expired: bool | None
 
     def observed(self) -> ObservedJob:
         return ObservedJob(id=self.id, status=self.status, worker=self.worker,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from datetime import datetime
 
 import psycopg
 from psycopg.rows import class_row
 
 from dashboard.actions.audit import AuditEntry, AuditSink, commit
+from dashboard.actions.guards import JobState  # an expired lease, observed and locked
 from dashboard.errors import UserError
 from dashboard.loadgen.strategies import QueueSql
 from dashboard.models import QueueSpec
@@ -28,22 +28,6 @@ REASON = "lease expired; rescued by the queuetop load generator"
 RESCUE_LIMIT = 1000  # jobs per transaction; the next round takes the rest
 APPLICATION_NAME = "queuetop-rescuer"
 CONNECT_OPTIONS = "-c lock_timeout=1000 -c statement_timeout=10000"  # as an action's
-
-
-@dataclass(frozen=True)
-class ExpiredLease:
-    """A running job past its lease, as the rescuer's transaction observed and locked it."""
-
-    id: str
-    status: str
-    worker: str | None
-    lease_token: str | None
-    attempts: int | None
-    lease_until: datetime | None
-
-    def as_state(self) -> dict[str, object]:
-        return {"status": self.status, "worker": self.worker, "lease_token": self.lease_token,
-                "attempts": self.attempts, "lease_until": self.lease_until}
 
 
 @dataclass(frozen=True)
@@ -78,7 +62,7 @@ def rescue_expired(conn: psycopg.Connection, queue_sql: QueueSql, table: str, au
         return []
     params = queue_sql.params(stale_after_s=stale_after_s, limit=limit)
     try:
-        with conn.cursor(row_factory=class_row(ExpiredLease)) as cur:
+        with conn.cursor(row_factory=class_row(JobState)) as cur:
             seen = {lease.id: lease for lease in cur.execute(queue_sql.expired_leases, params)}
         if not seen:
             conn.rollback()
