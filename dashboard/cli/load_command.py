@@ -9,9 +9,16 @@ import sys
 import threading
 import time
 
-from dashboard import actions, config, db, schema
+from dashboard import actions, config, db, redact, schema
 from dashboard.actions import AuditSink
-from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
+from dashboard.cli.common import (
+    checked,
+    connection_options,
+    queue_options,
+    spec_from_args,
+    text,
+    warn_password_in_dsn,
+)
 from dashboard.errors import UserError
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
 from dashboard.loadgen.rescuer import check_rescue
@@ -58,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--rescue", action=argparse.BooleanOptionalAction, default=False,
                    help="requeue expired leases, anyone's (each one guarded and audited like "
                         "'queuetop requeue'); off by default: they stay for the recovery actions")
-    g.add_argument("--audit-file", metavar="PATH",
+    g.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
                    help="with --rescue: append the audit trail to this JSON-lines file instead "
                         "of the queuetop.audit_log table")
     g.add_argument("--seed", type=int, help="random seed for work times and faults")
@@ -158,6 +165,7 @@ def _stop_on_sigterm() -> None:
 def run_load(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     dsn, spec = open_writable_queue(args)
+    warn_password_in_dsn(args)
     duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
     tty = sys.stderr.isatty()
     audit = rescue_audit(dsn, spec, args.audit_file) if args.rescue else None
@@ -193,5 +201,5 @@ def run_load(args: argparse.Namespace) -> int:
     doc = summary(snap, settings.strategy, settings.workers)
     print(json.dumps(doc) if args.json else summary_text(doc))
     for error in snap.errors:
-        print(f"queuetop: warning: {error}", file=sys.stderr)
+        print(f"queuetop: warning: {redact.scrub(error)}", file=sys.stderr)
     return 1 if snap.double_claims else 0

@@ -15,6 +15,7 @@ from dashboard.cli.common import (
     open_queue,
     queue_options,
     recovery_options,
+    warn_password_in_dsn,
 )
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.strategies import STRATEGIES
@@ -80,6 +81,7 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
 def run_watch(args: argparse.Namespace) -> int:
     target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
     conn.close()
+    warn_password_in_dsn(args)
     return _run_app(target, spec, args)
 
 
@@ -100,4 +102,5 @@ def run_demo(args: argparse.Namespace) -> int:
     ensure_demo(target.dsn)
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
+    warn_password_in_dsn(args)
     return _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))

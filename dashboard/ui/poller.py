@@ -11,7 +11,7 @@ from textual import work
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from dashboard import db, monitor
+from dashboard import db, monitor, redact
 from dashboard.errors import UserError
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
@@ -20,10 +20,12 @@ MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
 
 
 def _one_line_error(exc: BaseException) -> str:
+    if isinstance(exc, db.ConnectionFailed):
+        return exc.reason  # the driver's reason, without the command-line advice
     if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
-        exc = exc.__cause__  # the driver's reason, without the command-line advice
+        exc = exc.__cause__
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return redact.scrub(text.splitlines()[0]) if text else type(exc).__name__
 
 
 class PollingMixin:
