@@ -46,10 +46,7 @@ class PollingMixin:
             if self._new_timeouts:
                 self._new_timeouts = False
                 self._drop_connection()
-            if self._conn is None or self._conn.closed:
-                timeout_ms = db.monitor_timeout_ms(self.interval)
-                self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
-            snap = monitor.collect(self._conn, self.spec)
+            snap = self._collect_reconnecting()
         except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
             self.post_message(PollFailed(_one_line_error(exc), "timed out"))
             return
@@ -65,6 +62,26 @@ class PollingMixin:
             self.post_message(PollFailed(_one_line_error(exc), "error"))
             return
         self.post_message(SnapshotReady(snap))
+
+    def _collect(self):  # -> Snapshot, on the connection opened (again) if needed
+        if self._conn is None or self._conn.closed:
+            timeout_ms = db.monitor_timeout_ms(self.interval)
+            self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
+        return monitor.collect(self._conn, self.spec)
+
+    def _collect_reconnecting(self):
+        """A connection that was fine and is lost now (a terminated backend, a restart, a
+        network blip) is opened again at once, not after a backoff: the server is most
+        likely there. Only if that fails too does the poll fail (and back off)."""
+        had = self._conn is not None and not self._conn.closed
+        try:
+            return self._collect()
+        except (psycopg.OperationalError, OSError):
+            lost = self._conn is not None and (self._conn.broken or self._conn.closed)
+            if not (had and lost):  # a timeout on a live connection, or no server at all
+                raise
+        self._drop_connection()
+        return self._collect()
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
