@@ -33,6 +33,7 @@ from dashboard.models import (
     StaleLease,
     WaitingSession,
 )
+from dashboard.visibility import partial_sections
 
 T = TypeVar("T")
 ROW_LIMIT = 1000  # per table of the snapshot; the UI shows the worst first
@@ -183,6 +184,7 @@ def collect(conn: psycopg.Connection, spec: QueueSpec) -> Snapshot:
     else:
         notes.append("stale leases unknown: the spec names no lease_until or started_at column")
 
+    notes.extend(partial_sections(conn))
     return Snapshot(
         taken_at=datetime.now(timezone.utc),
         queue=str(spec.table),
