@@ -55,14 +55,15 @@ DEMO_CRASH_RATE = 0.001
 def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
+    app = QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                      audit_file=args.audit_file, loadgen=loadgen)
     try:  # the app starts the load generator on its own (main) thread once it is mounted
-        QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                    audit_file=args.audit_file, loadgen=loadgen).run()
-    finally:  # q, Ctrl-C, or a crash of the app: no worker outlives the dashboard
+        app.run()
+    finally:  # q, Ctrl-C, SIGTERM, or a crash of the app: no worker outlives the dashboard
         if loadgen is not None:
             loadgen.stop()
             loadgen.wait(30)
-    return 0
+    return app.return_code or 0  # 143 after SIGTERM, 129 after SIGHUP
 
 
 def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
