@@ -86,21 +86,9 @@ def run_watch(args: argparse.Namespace) -> int:
     return _run_app(target, spec, args)
 
 
-def ensure_demo(dsn: str) -> None:
-    """Create the demo schema unless the demo queue and its dead-letter table exist."""
-    spec = config.load_preset(config.DEFAULT_PRESET)
-    dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
-    with db.connect_monitor(dsn) as conn:
-        present = config.resolve_table(conn, spec.table) is not None and (
-            dead is None or config.resolve_table(conn, dead) is not None)
-    if not present:
-        with db.connect_admin(dsn) as conn:
-            schema.init_demo(conn)
-
-
 def run_demo(args: argparse.Namespace) -> int:
     target = db.resolve_target(args.dsn)
-    ensure_demo(target.dsn)
+    schema.ensure_demo(target.dsn)
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
     warn_password_in_dsn(args)
