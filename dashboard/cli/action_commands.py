@@ -97,6 +97,7 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
     with db.connect_action(target.dsn) as conn:
         spec = config.validate(conn, spec)
         conn.commit()
+        actions.require_grants(conn, spec, action, args.audit_file)  # all at once
         sink = actions.choose_sink(conn, args.audit_file)
         observed, missing = actions.observe_jobs(conn, spec, args.ids)
         if action == "requeue":
@@ -126,6 +127,7 @@ def run_signal(args: argparse.Namespace) -> int:
     pinned = parse_timestamp(args.backend_start) if args.backend_start else None
     target = db.resolve_target(args.dsn)
     with db.connect_action(target.dsn) as conn:
+        actions.require_grants(conn, None, args.action, args.audit_file, pid=args.pid)
         sink = actions.choose_sink(conn, args.audit_file)
         seen = actions.observe_session(conn, args.pid)
         if seen is None:
