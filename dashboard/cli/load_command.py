@@ -175,6 +175,9 @@ def _stop_on_sigterm() -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
+    if args.audit_file and not args.rescue:
+        raise UserError("--audit-file is the audit trail of --rescue (the leases it requeues); "
+                        "add --rescue or drop --audit-file")
     settings = settings_from_args(args)
     dsn, spec = open_writable_queue(args)
     warn_password_in_dsn(args)

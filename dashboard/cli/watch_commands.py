@@ -79,7 +79,16 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
     return LoadGenerator(dsn, spec, settings)
 
 
+def check_audit_file(args: argparse.Namespace) -> None:
+    """A bad --audit-file fails now, in one line, not at the first action in the dashboard."""
+    if args.audit_file:
+        from dashboard.actions import FileAudit
+
+        FileAudit(args.audit_file)
+
+
 def run_watch(args: argparse.Namespace) -> int:
+    check_audit_file(args)
     target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
     conn.close()
     warn_password_in_dsn(args)
@@ -87,6 +96,7 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    check_audit_file(args)
     target = db.resolve_target(args.dsn)
     schema.ensure_demo(target.dsn)
     with db.connect_monitor(target.dsn) as conn:
