@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import psycopg
+from psycopg import conninfo, sql
 from test_actions_permissions import stale, watcher  # noqa: F401 (fixtures)
 
 from dashboard import db
@@ -27,11 +29,15 @@ def test_requeue_names_every_grant(stale, watcher, capsys):  # noqa: F811
     assert "--audit-file" in err  # the other way to an audit trail
 
 
-def test_dead_letter_names_every_grant(stale, watcher, capsys):  # noqa: F811
+def test_dead_letter_names_every_grant(stale, watcher, dsn, capsys):  # noqa: F811
     _, job_id = stale
+    role = conninfo.conninfo_to_dict(watcher)["user"]
+    with psycopg.connect(dsn, autocommit=True) as admin:  # the move reads back what it wrote
+        admin.execute(sql.SQL("REVOKE SELECT ON queuetop_demo.jobs_dead FROM {}")
+                      .format(sql.Identifier(role)))
     err = refusal(["dead-letter", str(job_id), "--reason", "r", "--dsn", watcher], capsys)
     for grant in (*AUDIT, "GRANT UPDATE, DELETE ON queuetop_demo.jobs TO qt_watch",
-                  "GRANT INSERT ON queuetop_demo.jobs_dead TO qt_watch"):
+                  "GRANT INSERT, SELECT ON queuetop_demo.jobs_dead TO qt_watch"):
         assert grant in err
 
 

@@ -61,7 +61,8 @@ def job_tables(spec: QueueSpec, action: str) -> list[tuple[TableName, tuple[str,
     """The tables a job action writes, with the privileges it needs on each."""
     dead = spec.policy.dead_letter
     if action == "dead-letter" and dead and dead.kind == "table" and dead.table:
-        return [(spec.table, ("UPDATE", "DELETE")), (dead.table, ("INSERT",))]
+        # the move reads back the rows it inserted (RETURNING): SELECT too
+        return [(spec.table, ("UPDATE", "DELETE")), (dead.table, ("INSERT", "SELECT"))]
     return [(spec.table, ("UPDATE",))]
 
 

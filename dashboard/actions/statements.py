@@ -148,5 +148,5 @@ def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
     )
     return Plan(action="dead-letter", statement=statement, from_roles=from_roles,
                 to_state=f"table:{dead}",
-                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT",))),
+                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT", "SELECT"))),
                 params=params)
