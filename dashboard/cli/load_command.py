@@ -135,7 +135,7 @@ def summary_text(doc: dict) -> str:
 
     return "\n".join([
         f"strategy {doc['strategy']}, {doc['workers']} workers, {doc['duration_s']:.1f}s",
-        table_line(doc),
+        *([table_line(doc)] if "table_done" in doc else []),
         f"claimed {doc['claimed']}  completed {doc['completed']}  failed {doc['failed']}  "
         f"dead {doc['dead']}  crashed {doc['crashed']}  "
         + (f"rescued {doc['rescued']} (expired leases requeued, audited)" if doc["rescue"]

@@ -123,6 +123,8 @@ class PollingMixin:
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self._in_flight = False
+        if not self.is_running:  # a poll that ends while the app shuts down: widgets are gone
+            return
         self.failures = 0
         self._stop_countdown()
         snap = message.snapshot
@@ -136,6 +138,8 @@ class PollingMixin:
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self._in_flight = False
+        if not self.is_running:
+            return
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
         self.link = LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason)
