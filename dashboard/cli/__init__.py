@@ -13,6 +13,7 @@ import psycopg
 from dashboard.cli import (
     action_commands,
     db_commands,
+    export_command,
     load_command,
     snapshot_command,
     watch_commands,
@@ -26,6 +27,7 @@ COMMAND_MODULES = (
     watch_commands,
     action_commands,
     load_command,
+    export_command,
 )
 
 
