@@ -12,6 +12,7 @@ import psycopg
 
 from dashboard.cli import (
     action_commands,
+    check_command,
     db_commands,
     export_command,
     load_command,
@@ -28,6 +29,7 @@ COMMAND_MODULES = (
     action_commands,
     load_command,
     export_command,
+    check_command,
 )
 
 
