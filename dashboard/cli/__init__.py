@@ -16,6 +16,7 @@ from dashboard.cli import (
     db_commands,
     export_command,
     load_command,
+    serve_command,
     snapshot_command,
     watch_commands,
 )
@@ -30,6 +31,7 @@ COMMAND_MODULES = (
     load_command,
     export_command,
     check_command,
+    serve_command,
 )
 
 
