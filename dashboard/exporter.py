@@ -136,6 +136,11 @@ class Exporter:
     def close(self) -> None:
         self._drop_connection()
 
+    def backend_pid(self) -> int | None:
+        """The server process of the monitor connection (bench/export_cost.py reads its CPU)."""
+        conn = self._conn
+        return conn.info.backend_pid if conn is not None and not conn.closed else None
+
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -22,6 +22,7 @@ from prometheus_client.core import (
 )
 
 from dashboard.models import ROLES, QueueSpec, Snapshot
+from dashboard.monitor import ROW_LIMIT
 
 PREFIX = "queuetop"
 # Why a poll failed, as the dashboard's header says it (a bounded set: one series each).
@@ -78,7 +79,8 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
 
     if stale_leases_known(spec):
         stale = _gauge("stale_leases", "Running jobs past their lease (or past stale_after "
-                       "without one): work nobody will finish", ("table",))
+                       f"without one): work nobody will finish (at most {ROW_LIMIT}, the "
+                       "snapshot's row limit)", ("table",))
         stale.add_metric([table], len(snap.stale_leases))
         yield stale
         overdue = _gauge("stale_lease_max_overdue_seconds", "How long the most overdue stale "
