@@ -4,6 +4,8 @@ down, the listen address, and one-line errors. (Prometheus itself: test_export_p
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import urllib.request
 from dataclasses import replace
 
@@ -212,3 +214,9 @@ def test_unreachable_database_at_start_still_serves_up_0(tmp_path):
         assert "poll failed (disconnected)" in export.err.read_text()
     finally:
         assert export.stop() == 0
+
+
+def test_export_and_check_run_without_the_ui_toolkit():
+    code = ("import sys, dashboard.exporter, dashboard.metrics, dashboard.checks, dashboard.web; "
+            "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]")
+    subprocess.run([sys.executable, "-c", code], check=True)

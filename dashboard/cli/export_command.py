@@ -32,7 +32,10 @@ def listen_address(text: str) -> tuple[str, int]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", parents=[connection_options(), queue_options()],
-                       help="serve the queue's numbers as Prometheus metrics (/metrics)")
+                       help="serve the queue's numbers as Prometheus metrics (/metrics)",
+                       description="Poll the queue every --interval seconds (default "
+                                   f"{DEFAULT_EXPORT_INTERVAL_S:g} here) and serve the last "
+                                   "snapshot as Prometheus / OpenMetrics metrics.")
     p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN,
                    metavar="HOST:PORT",
                    help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: any "
