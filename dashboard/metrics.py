@@ -88,14 +88,15 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
         overdue.add_metric([table], max((s.overdue_s for s in snap.stale_leases), default=0.0))
         yield overdue
 
-    waiting = _gauge("waiting_sessions", "Sessions of the database waiting on a lock")
+    waiting = _gauge("waiting_sessions", "Sessions on the server waiting on a lock "
+                     "(every database: the monitor reads pg_stat_activity)")
     waiting.add_metric([], len(snap.waiting))
     yield waiting
     longest = _gauge("waiting_max_seconds", "Longest current lock wait (0 when none)")
     longest.add_metric([], max((w.wait_s for w in snap.waiting), default=0.0))
     yield longest
 
-    idle = _gauge("idle_in_transaction_sessions", "Sessions of the database idle in a "
+    idle = _gauge("idle_in_transaction_sessions", "Sessions on the server idle in a "
                   "transaction (they hold locks and the xmin horizon)")
     idle.add_metric([], len(snap.idle_in_transaction))
     yield idle
