@@ -12,8 +12,11 @@ import psycopg
 
 from dashboard.cli import (
     action_commands,
+    check_command,
     db_commands,
+    export_command,
     load_command,
+    serve_command,
     snapshot_command,
     watch_commands,
 )
@@ -26,6 +29,9 @@ COMMAND_MODULES = (
     watch_commands,
     action_commands,
     load_command,
+    export_command,
+    check_command,
+    serve_command,
 )
 
 
