@@ -26,11 +26,12 @@ class Check:
 
 CHECKS: tuple[Check, ...] = (
     Check("stale_leases", "--max-stale", "stale leases", False,
-          lambda s: len(s.stale_leases), metrics.stale_leases_known,
-          "the spec names no lease_until or started_at column"),
+          lambda s: s.stale_count if s.stale_count is not None else len(s.stale_leases),
+          metrics.stale_leases_known,
+          "the spec names no lease_until or started_at column, heartbeat or workers table"),
     Check("oldest_ready_age_s", "--max-oldest-ready", "oldest ready job", True,
           lambda s: s.oldest_ready_age_s or 0.0, metrics.oldest_ready_known,
-          "the spec names no created_at column"),
+          "the spec names no created_at column (nor scheduled_at)"),
     Check("waiting_sessions", "--max-waiting", "sessions waiting on a lock", False,
           lambda s: len(s.waiting)),
     Check("idle_in_transaction_max_age_s", "--max-idle-tx", "oldest idle transaction", True,

@@ -19,9 +19,10 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import Metric
 from psycopg import errors
 
-from dashboard import config, db, metrics, monitor
+from dashboard import config, db, metrics
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.monitor import Monitor
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this, as in the dashboard
 
@@ -64,7 +65,7 @@ class Exporter:
         self.spec = spec  # validated against the catalog on the first poll that connects
         self.interval = interval
         self.log = log
-        self._validated = False
+        self.monitor: Monitor | None = None  # made once the spec is validated
         self._conn: psycopg.Connection | None = None
         self._lock = threading.Lock()
         self.snapshot: Snapshot | None = None
@@ -85,10 +86,10 @@ class Exporter:
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = db.connect_monitor(self.dsn, db.monitor_timeout_ms(self.interval))
-            if not self._validated:
+            if self.monitor is None:
                 self.spec = config.validate(self._conn, self.spec)
-                self._validated = True
-            snap = monitor.collect(self._conn, self.spec)
+                self.monitor = Monitor(self.spec, self.interval)
+            snap = self.monitor.poll(self._conn)
         except (psycopg.Error, UserError, OSError) as exc:
             if not isinstance(exc, (errors.QueryCanceled, errors.LockNotAvailable)):
                 self._drop_connection()  # the next poll starts on a fresh connection

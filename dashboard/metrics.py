@@ -21,8 +21,7 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from dashboard.models import ROLES, QueueSpec, Snapshot
-from dashboard.monitor import ROW_LIMIT
+from dashboard.models import QueueSpec, Snapshot
 
 PREFIX = "queuetop"
 # Why a poll failed, as the dashboard's header says it (a bounded set: one series each).
@@ -46,11 +45,11 @@ def _gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> GaugeMetricFami
 
 
 def oldest_ready_known(spec: QueueSpec) -> bool:
-    return spec.columns.created_at is not None
+    return spec.columns.created_at is not None or spec.columns.scheduled_at is not None
 
 
 def stale_leases_known(spec: QueueSpec) -> bool:
-    return bool(spec.columns.lease_until or spec.columns.started_at)
+    return spec.can_find_stale()
 
 
 def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
@@ -59,8 +58,8 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
     jobs = _gauge("jobs", "Jobs in the queue table per role; estimated=\"true\" where the "
                   "count is a planner estimate (finished roles of a large table)",
                   ("table", "role", "estimated"))
-    for role in ROLES:
-        if spec.values(role):
+    for role in snap.roles:
+        if spec.values(role) or role in snap.counts:
             estimated = "true" if role in snap.estimated else "false"
             jobs.add_metric([table, role, estimated], snap.counts.get(role, 0))
     yield jobs
@@ -78,15 +77,31 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
         yield oldest
 
     if stale_leases_known(spec):
-        stale = _gauge("stale_leases", "Running jobs past their lease (or past stale_after "
-                       f"without one): work nobody will finish (at most {ROW_LIMIT}, the "
-                       "snapshot's row limit)", ("table",))
-        stale.add_metric([table], len(snap.stale_leases))
+        stale = _gauge("stale_leases", "Running jobs past their lease, heartbeat or "
+                       "stale_after: work nobody will finish", ("table",))
+        stale.add_metric([table], snap.stale_count if snap.stale_count is not None
+                         else len(snap.stale_leases))
         yield stale
         overdue = _gauge("stale_lease_max_overdue_seconds", "How long the most overdue stale "
                          "lease has been past its expiry (0 when none)", ("table",))
         overdue.add_metric([table], max((s.overdue_s for s in snap.stale_leases), default=0.0))
         yield overdue
+
+    if snap.groups:
+        yield from group_families(snap)
+
+    sections = _gauge("section_age_seconds", "How old each section of the snapshot is: a "
+                      "section costing more than its share of the budget is read less often",
+                      ("table", "section"))
+    for section in snap.sections:
+        if section.age_s is not None:
+            sections.add_metric([table, section.name], section.age_s)
+    yield sections
+    if snap.monitor_load is not None:
+        load = _gauge("monitor_load_ratio", "The monitor's own database time per second of "
+                      "wall time, over the last minute", ("table",))
+        load.add_metric([table], snap.monitor_load)
+        yield load
 
     waiting = _gauge("waiting_sessions", "Sessions on the server waiting on a lock "
                      "(every database: the monitor reads pg_stat_activity)")
@@ -105,6 +120,22 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
     oldest_idle.add_metric([], max((idle_age(i) for i in snap.idle_in_transaction),
                                    default=0.0))
     yield oldest_idle
+
+
+def group_families(snap: Snapshot) -> Iterator[Metric]:
+    """Active jobs per group (the spec's group column: queue name, task kind)."""
+    table = snap.queue
+    jobs = _gauge("group_jobs", "Active jobs per group and role", ("table", "queue", "role"))
+    oldest = _gauge("group_oldest_ready_age_seconds", "Age of the oldest ready job per group "
+                    "(0 when none)", ("table", "queue"))
+    stale = _gauge("group_stale_leases", "Stale leases per group", ("table", "queue"))
+    for g in snap.groups:
+        for role in ("ready", "scheduled", "running"):
+            if role in snap.roles:
+                jobs.add_metric([table, g.name, role], getattr(g, role))
+        oldest.add_metric([table, g.name], g.oldest_ready_age_s or 0.0)
+        stale.add_metric([table, g.name], g.stale_leases)
+    yield from (jobs, oldest, stale)
 
 
 def idle_age(session) -> float:

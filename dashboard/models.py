@@ -335,5 +335,7 @@ class Snapshot:
     # "index": active rows counted through indexes, finished states estimated above the
     # limit; "scan": no index serves the active rows, so one pass reads them all.
     count_mode: str = "index"
+    # Stale leases in all (stale_leases lists at most ROW_LIMIT of them); None: unknown.
+    stale_count: int | None = None
     # The roles of this queue, in order (`scheduled` only where jobs can be due later).
     roles: tuple[str, ...] = tuple(r for r in ROLES if r != "scheduled")

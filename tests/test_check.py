@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 from demo_queue import setup_demo
 from export_stage import StagedQueue
@@ -82,11 +83,14 @@ def test_bad_threshold_is_one_line_and_exit_2(flag, value, tmp_path):
 
 
 def test_a_threshold_the_spec_cannot_measure_is_an_error(dsn, tmp_path):
-    setup_demo(dsn, jobs=1)  # --table alone: a spec without created_at or lease columns
-    result = run_cli("check", "--dsn", dsn, "--table", "queuetop_demo.jobs",
+    # --table alone on a table without time or lease columns (none to detect)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE bare_jobs (id serial PRIMARY KEY, status text)")
+        conn.execute("INSERT INTO bare_jobs (status) VALUES ('pending'), ('running')")
+    result = run_cli("check", "--dsn", dsn, "--table", "bare_jobs",
                      "--max-oldest-ready", "5m", env_home=str(tmp_path))
     assert_one_line_error(result, "--max-oldest-ready", "no created_at column")
-    result = run_cli("check", "--dsn", dsn, "--table", "queuetop_demo.jobs",
+    result = run_cli("check", "--dsn", dsn, "--table", "bare_jobs",
                      "--max-stale", "0", env_home=str(tmp_path))
     assert_one_line_error(result, "--max-stale", "no lease_until or started_at")
 

@@ -67,6 +67,9 @@ class Monitor:
     def poll(self, conn: psycopg.Connection) -> Snapshot:
         started = time.perf_counter()
         self._notes = []
+        if self._server is not None and self._server[0] is not conn:
+            for section in self.sections.values():  # back after an outage: read it all
+                section.tried_at = None
         server = self._server_info(conn)
         blocked: str | None = None
         try:
@@ -236,6 +239,7 @@ class Monitor:
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
+            stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
             roles=spec.roles,
         )
 
