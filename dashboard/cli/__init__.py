@@ -16,6 +16,7 @@ from dashboard.cli import (
     db_commands,
     export_command,
     load_command,
+    presets_command,
     serve_command,
     snapshot_command,
     watch_commands,
@@ -32,6 +33,7 @@ COMMAND_MODULES = (
     export_command,
     check_command,
     serve_command,
+    presets_command,
 )
 
 
