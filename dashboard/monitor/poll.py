@@ -213,7 +213,8 @@ class Monitor:
         notes = list(self._notes)
         if not spec.can_find_stale():
             notes.append("stale leases unknown: the spec names no lease_until, started_at, "
-                         "heartbeat or workers table; pass --started-at-column or --lease-until-column")
+                         "heartbeat or workers table; pass --started-at-column or "
+                         "--lease-until-column")
         stale = self.sections["stale"].data or []
         locks = self.sections["locks"].data or ()
         waits = self.sections["waits"].data or ((), ())
