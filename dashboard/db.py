@@ -167,7 +167,8 @@ class ConnectionFailed(UserError):
     """A failed connection, said without the password whatever libpq quoted.
 
     `reason` is the driver's reason alone (for the dashboard's header); the message adds
-    where and what to do (for the command line).
+    where and what to do (for the command line). Raised `from None`: the driver's error,
+    which may quote the password, stays out of tracebacks too.
     """
 
     def __init__(self, dsn: str, exc: psycopg.Error):
@@ -176,6 +177,7 @@ class ConnectionFailed(UserError):
         text = str(exc).strip()
         reason = text.splitlines()[0] if text else type(exc).__name__
         shown = safe_dsn(dsn)
+        self.unparsable = shown == UNPARSABLE  # bad input, not a server that is away
         if shown == UNPARSABLE:
             if password:  # libpq quotes the token it could not parse: it may hold the password
                 reason = re.sub(r'"[^"]*"', '"..."', reason)

@@ -6,19 +6,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-ROLES: tuple[str, ...] = ("ready", "running", "done", "failed", "dead")
-ACTIVE_ROLES: tuple[str, ...] = ("ready", "running")
+ROLES: tuple[str, ...] = ("ready", "scheduled", "running", "done", "failed", "dead")
+# Counted exactly on every poll (indexes serve them); the finished roles may be estimated.
+ACTIVE_ROLES: tuple[str, ...] = ("ready", "scheduled", "running")
+FINISHED_ROLES: tuple[str, ...] = ("done", "failed", "dead")
 
 # Optional columns of a queue table, in the order the TOML lists them.
 OPTIONAL_COLUMNS: tuple[str, ...] = (
     "created_at",
+    "scheduled_at",
     "started_at",
     "worker",
     "attempts",
+    "max_attempts",
     "lease_until",
     "lease_token",
+    "heartbeat",
     "last_error",
+    "group",
+    "payload",
 )
+# Expressions an adapter's SQL may supply that no column of a user's table can: why the
+# library forbids requeueing or dead-lettering a job (NULL when it allows it).
+DERIVED_ONLY: tuple[str, ...] = ("requeue_refusal", "dead_letter_refusal")
 
 
 @dataclass(frozen=True)
@@ -41,18 +51,62 @@ def _display_ident(part: str) -> str:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """A value an adapter computes in SQL: queries/presets/<adapter>/<name>.sql, an expression
+    over the queue row `t` (e.g. graphile-worker's state, from locked_at and attempts)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"derived:{self.name}"
+
+
+Column = str | Derived | None
+
+
+@dataclass(frozen=True)
 class Columns:
-    """Column names of the queue table; None where the table has no such column."""
+    """Column names of the queue table (or derived expressions); None where there is none."""
 
     id: str = "id"
-    status: str = "status"
-    created_at: str | None = None
-    started_at: str | None = None
-    worker: str | None = None
-    attempts: str | None = None
-    lease_until: str | None = None
-    lease_token: str | None = None
-    last_error: str | None = None
+    status: str | Derived = "status"
+    created_at: Column = None
+    scheduled_at: Column = None  # due time: ready rows due later read as scheduled
+    started_at: Column = None
+    worker: Column = None
+    attempts: Column = None
+    max_attempts: Column = None  # per-job limit (Oban, graphile-worker)
+    lease_until: Column = None
+    lease_token: Column = None
+    heartbeat: Column = None  # per-job heartbeat: the job is alive while it is recent
+    last_error: Column = None
+    group: Column = None  # queue name or task kind: counts and stale leases per group
+    payload: Column = None
+    requeue_refusal: Derived | None = None
+    dead_letter_refusal: Derived | None = None
+
+    def real(self, key: str) -> str | None:
+        """The column name behind `key`, or None when it is absent or derived."""
+        value = getattr(self, key)
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class WorkersTable:
+    """A table of live workers with a heartbeat: liveness for the jobs they hold."""
+
+    table: TableName
+    key: str  # the column the job's worker value names
+    last_seen: str
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class HistoryTable:
+    """Where a library logs finished jobs it deletes from the queue table (pgqueuer_log)."""
+
+    table: TableName
+    status: str
 
 
 @dataclass(frozen=True)
@@ -75,6 +129,8 @@ class Policy:
     worker_session: Literal["application_name", "pid", "none"] = "application_name"
     # Above this many rows (planner estimate) finished states are estimated.
     exact_count_limit: int = 1_000_000
+    # A per-job heartbeat older than this means the job's worker is gone.
+    heartbeat_timeout_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -86,8 +142,18 @@ class QueueSpec:
     states: dict[str, tuple[str, ...]] = field(default_factory=dict)
     policy: Policy = field(default_factory=Policy)
     source: str = "flags"
+    # The adapter whose SQL (queries/presets/<name>/) derives columns or replaces statements.
+    adapter: str | None = None
+    workers: WorkersTable | None = None
+    history: HistoryTable | None = None
+    # 1-based element of an array worker column that names the worker (Oban's attempted_by).
+    worker_element: int | None = None
+    # The zone `timestamp without time zone` columns hold (None: the session's TimeZone).
+    time_zone: str | None = None
     # Filled by validation against the catalog: column name -> SQL type.
     column_types: dict[str, str] = field(default_factory=dict)
+    # Filled by validation: column name -> SQL type, for the workers and history tables.
+    workers_types: dict[str, str] = field(default_factory=dict)
 
     def values(self, role: str) -> tuple[str, ...]:
         return self.states.get(role, ())
@@ -101,6 +167,30 @@ class QueueSpec:
             if raw in self.values(role):
                 return role
         return None
+
+    @property
+    def liveness(self) -> str:
+        """What tells a live worker from a dead one: 'heartbeat' (per job), 'workers' (a
+        worker table's last-seen), or the policy's worker_session ('application_name',
+        'pid', 'none'). Liveness comes from heartbeats, never from locks."""
+        if self.columns.heartbeat:
+            return "heartbeat"
+        if self.workers:
+            return "workers"
+        return self.policy.worker_session
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles this queue has: `scheduled` only where jobs can wait for a due time."""
+        if self.values("scheduled") or self.columns.scheduled_at:
+            return ROLES
+        return tuple(r for r in ROLES if r != "scheduled")
+
+    def can_find_stale(self) -> bool:
+        """Whether running jobs can be told stale: a lease, a heartbeat or a start time."""
+        cols = self.columns
+        return bool(cols.lease_until or cols.started_at or self.liveness in ("heartbeat",
+                                                                             "workers"))
 
 
 @dataclass(frozen=True)
@@ -187,6 +277,35 @@ class StaleLease:
     lease_until: datetime | None
     overdue_s: float
     worker_alive: bool | None
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """The active jobs of one group (queue name or task kind)."""
+
+    name: str
+    ready: int
+    scheduled: int
+    running: int
+    locked: int
+    oldest_ready_age_s: float | None
+    stale_leases: int
+
+
+@dataclass(frozen=True)
+class SectionState:
+    """One section of a poll: how old its data is and what reading it costs.
+
+    A section whose cost exceeds its share of the monitor's budget is read less often
+    (`every_s`); between reads the snapshot carries its last data and says how old it is.
+    """
+
+    name: str
+    age_s: float | None  # None: never read successfully
+    cost_ms: float  # the last read's database time
+    every_s: float  # how often it is read now
+    error: str | None = None  # why the data is older than it should be
 
 
 @dataclass(frozen=True)
@@ -209,3 +328,14 @@ class Snapshot:
     blockers: tuple[SessionInfo, ...] = ()
     warnings: tuple[str, ...] = ()
     elapsed_ms: float = 0.0
+    groups: tuple[GroupStats, ...] = ()
+    sections: tuple[SectionState, ...] = ()
+    # The monitor's own database time per second of wall time (0.02 = 2 %), lately.
+    monitor_load: float | None = None
+    # "index": active rows counted through indexes, finished states estimated above the
+    # limit; "scan": no index serves the active rows, so one pass reads them all.
+    count_mode: str = "index"
+    # Stale leases in all (stale_leases lists at most ROW_LIMIT of them); None: unknown.
+    stale_count: int | None = None
+    # The roles of this queue, in order (`scheduled` only where jobs can be due later).
+    roles: tuple[str, ...] = tuple(r for r in ROLES if r != "scheduled")

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from dashboard.models import ROLES, Snapshot
+from dashboard.models import Snapshot
 
 
 def _plain(value: Any) -> Any:
@@ -86,7 +86,7 @@ def snapshot_text(snap: Snapshot) -> str:
         "",
     ]
     rows = []
-    for role in ROLES:
+    for role in snap.roles:
         n = snap.counts.get(role, 0)
         mark = "~" if role in snap.estimated else ""
         locked = snap.locked.get(role)

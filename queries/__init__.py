@@ -4,6 +4,11 @@ A statement names the identifiers it needs as `{placeholders}` (filled with
 `psycopg.sql.Identifier` or a typed NULL by the caller) and its values as
 `%(name)s` parameters, never as text pasted into the SQL.
 
+An adapter for a queue library keeps its own SQL under `presets/<adapter>/`:
+expressions that derive a column (`presets/graphile-worker/state.sql`) and
+statements that replace a generic one of the same name
+(`presets/procrastinate/actions/do_requeue.sql` for `actions/do_requeue`).
+
 psycopg reads the whole composed text of a statement executed with
 parameters for `%` placeholders, identifiers included: a table `"jobs%"`
 or a column `"id%(x)s"` would break it, or be taken for a parameter.
@@ -27,10 +32,26 @@ _PLACEHOLDER = re.compile(r"%%|%(?:\([^)]*\))?[sbt]")
 _QUOTED_NAME = re.compile(r'"(?:[^"]|"")*"')
 
 
+def _file(name: str):
+    return resources.files(__name__).joinpath(f"{name}.sql")
+
+
 @cache
 def load(name: str) -> str:
     """The text of `queries/<name>.sql`, e.g. load("monitor/get_lock_waits")."""
-    return resources.files(__name__).joinpath(f"{name}.sql").read_text(encoding="utf-8")
+    return _file(name).read_text(encoding="utf-8")
+
+
+@cache
+def exists(name: str) -> bool:
+    return _file(name).is_file()
+
+
+def resolve(name: str, adapter: str | None = None) -> str:
+    """The adapter's own version of statement `name` where it has one, else the generic."""
+    if adapter and exists(f"presets/{adapter}/{name}"):
+        return f"presets/{adapter}/{name}"
+    return name
 
 
 def get(name: str, **parts: sql.Composable) -> sql.Composed:
@@ -40,9 +61,19 @@ def get(name: str, **parts: sql.Composable) -> sql.Composed:
     in `parts`), it must be executed with them, and every `%` in a name is escaped.
     """
     template = load(name)
-    if _has_placeholders(template) or any(_takes_params(p) for p in parts.values()):
+    takes_params = _has_placeholders(template) or any(_takes_params(p) for p in parts.values())
+    if takes_params:
         parts = {key: _escaped(part) for key, part in parts.items()}
-    return sql.SQL(template).format(**parts)
+    return _Statement(sql.SQL(template).format(**parts), escaped=takes_params)
+
+
+class _Statement(sql.Composed):
+    """What `get` returns: a statement composed into another one (EXPLAIN {statement})
+    is escaped once, not twice."""
+
+    def __init__(self, composed: sql.Composed, escaped: bool):
+        super().__init__(list(composed))
+        self.escaped = escaped
 
 
 def _has_placeholders(text: str) -> bool:
@@ -69,6 +100,8 @@ class _PercentEscaped(sql.Composable):
 
 def _escaped(part: sql.Composable) -> sql.Composable:
     """`part` with `%` doubled in its names and literals; its own placeholders untouched."""
+    if isinstance(part, _Statement) and part.escaped:
+        return part
     if isinstance(part, sql.Composed):
         return sql.Composed([_escaped(p) for p in part])
     if isinstance(part, sql.Placeholder):
@@ -77,3 +110,9 @@ def _escaped(part: sql.Composable) -> sql.Composable:
         text = part.as_string(None)
         return sql.SQL(_QUOTED_NAME.sub(lambda m: m.group().replace("%", "%%"), text))
     return _PercentEscaped(part)  # Identifier, Literal
+
+
+def expression(name: str) -> sql.Composable:
+    """An expression file (its `-- purpose` line dropped), parenthesized for composing."""
+    lines = [line for line in load(name).splitlines() if not line.lstrip().startswith("--")]
+    return sql.SQL("(" + "\n".join(lines).strip() + ")")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import resources
+
 import psycopg
 
 from dashboard import config, db, monitor, schema
@@ -18,7 +20,7 @@ def test_large_table_estimates_finished_states_and_counts_active_exactly(dsn, co
                      SELECT 'ready', now() - interval '90 seconds' FROM generate_series(1, 7) g""")
     setup.execute("ANALYZE queuetop_demo.jobs")
     spec_file = tmp_path / "big.toml"
-    text = config.resources.files("dashboard").joinpath("presets", "demo.toml").read_text()
+    text = resources.files("dashboard").joinpath("presets", "demo.toml").read_text()
     spec_file.write_text(text + "exact_count_limit = 1000\n")
 
     with db.connect_monitor(dsn) as mon:

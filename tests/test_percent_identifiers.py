@@ -142,13 +142,17 @@ def test_load_generator_with_table_flags(pct_db, connect, capsys):
 
 
 def test_state_column_of_a_type_named_with_percent(dsn, connect, tmp_path, capsys):
-    conn = connect(autocommit=True)
-    conn.execute("""CREATE TYPE "state%" AS ENUM ('pending', 'running', 'done')""")
+    conn = connect(autocommit=True)  # statements cast values to the column's type: "state%"
+    conn.execute("""CREATE DOMAIN "state%" AS text""")
     conn.execute("""CREATE TABLE "q%" (id serial PRIMARY KEY, status "state%" NOT NULL)""")
     conn.execute("""INSERT INTO "q%" (status) VALUES ('pending'), ('running'), ('done')""")
     queue = tmp_path / "q.toml"
     queue.write_text("""[queue]\ntable = '"q%"'\n[queue.states]\nready = "pending"\n"""
-                     """running = "running"\ndone = "done"\n""")
+                     """running = "running"\ndone = "done"\ndead = "dead"\n""")
     assert main(["snapshot", "--json", "--dsn", dsn, "--queue", str(queue)]) == 0
     counts = json.loads(capsys.readouterr().out)["counts"]
     assert (counts["ready"], counts["running"], counts["done"]) == (1, 1, 1)
+    assert main(["load", "--dsn", dsn, "--queue", str(queue), "--yes-write-to-my-table",
+                 "--workers", "1", "--jobs", "3", "--work-ms", "0", "--duration", "60",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["table_done"] >= 3

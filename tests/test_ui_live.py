@@ -136,27 +136,36 @@ async def _pause_stops_polling(dsn):
         assert app.link.kind in ("live", "slow")
 
 
-def test_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
-    asyncio.run(_locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect))
+def test_locked_queue_table_degrades_only_its_sections(dsn, connect):
+    asyncio.run(_locked_queue_table_degrades_only_its_sections(dsn, connect))
 
 
-async def _locked_queue_table_blocks_polls_without_piling_them_up(dsn, connect):
+async def _locked_queue_table_degrades_only_its_sections(dsn, connect):
     spec = demo_spec(dsn)
     app = QueuetopApp(spec, dsn, interval=INTERVAL)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.snapshots_applied >= 1)
         locker = connect(application_name="migration")
         locker.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS EXCLUSIVE MODE")
+        locker_pid = locker.info.backend_pid
         await until(pilot, lambda: app.link.kind == "blocked")
-        assert "lock timeout" in app.link.reason
-        await until(pilot, lambda: app.failures >= 3)
-        assert app.polls_started <= app.snapshots_applied + app.failures + 1
-        await pilot.press("4")  # the UI answers while the database does not
-        assert app.focused is app.stale_table
+        # the blocker is named, and the polls keep landing: only the table's sections wait
+        assert f"pid {locker_pid} (migration, holds AccessExclusiveLock)" in app.link.reason
         applied = app.snapshots_applied
+        await until(pilot, lambda: app.snapshots_applied >= applied + 3)
+        assert app.failures == 0
+        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        sections = {s.name: s for s in app.snapshot.sections}
+        assert sections["counts"].error and sections["locks"].error is None
+        assert sections["locks"].age_s < 1.0  # read on this very poll
+        # the locker's own lock is in the (fresh) locks table
+        assert any(lk.pid == locker_pid and lk.mode == "AccessExclusiveLock"
+                   for lk in app.snapshot.locks)
+        await pilot.press("4")  # the UI answers while the table does not
+        assert app.focused is app.stale_table
         locker.rollback()
-        await until(pilot, lambda: app.snapshots_applied > applied)
-        assert app.link.kind in ("live", "slow")
+        await until(pilot, lambda: app.link.kind in ("live", "slow"), timeout=30)
+        assert {s.name: s for s in app.snapshot.sections}["counts"].error is None
 
 
 def test_disconnected_then_back_without_restart(tmp_path):

@@ -44,15 +44,23 @@ class JobRow(JobState):
 
     queuetop_given: str
     expired: bool | None
+    # why the queue's library forbids the action on this job (adapters), else None
+    requeue_refusal: str | None = None
+    dead_letter_refusal: str | None = None
+
+    def refusal(self, action: str) -> str | None:
+        return self.requeue_refusal if action == "requeue" else self.dead_letter_refusal
 
     def observed(self) -> ObservedJob:
         return ObservedJob(id=self.id, status=self.status, worker=self.worker,
                            lease_token=self.lease_token, lease_until=self.lease_until,
-                           expired=self.expired)
+                           expired=self.expired, requeue_refusal=self.requeue_refusal,
+                           dead_letter_refusal=self.dead_letter_refusal)
 
 
 # The roles each job action changes jobs from; the SQL guard's from_values come from these.
-FROM_ROLES = {"requeue": ("running", "failed"), "dead-letter": ("ready", "running", "failed")}
+FROM_ROLES = {"requeue": ("running", "failed"),
+              "dead-letter": ("ready", "scheduled", "running", "failed")}
 _ALREADY = {"ready": "already ready", "done": "already done", "dead": "already dead-lettered"}
 
 
@@ -66,8 +74,10 @@ _MOVED_ON = {
 
 
 def skip_reason(spec: QueueSpec, seen: ObservedJob, now: JobRow, from_roles: tuple[str, ...],
-                force: bool) -> str:
+                force: bool, action: str = "requeue") -> str:
     """Why the guard refused `now`, which the operator saw as `seen`."""
+    if now.refusal(action):
+        return str(now.refusal(action))
     if now.status != seen.status:
         return _MOVED_ON.get(spec.role_of(now.status) or "", f"state changed to {now.status}")
     role = spec.role_of(now.status)
@@ -93,6 +103,9 @@ def foreseen_skip(spec: QueueSpec, job: ObservedJob, action: str, force: bool) -
     may move on before the action runs, and the SQL guard has the last word.
     """
     role = spec.role_of(job.status)
+    refusal = job.requeue_refusal if action == "requeue" else job.dead_letter_refusal
+    if refusal:
+        return refusal
     if role not in FROM_ROLES[action]:
         return _ALREADY.get(role or "", f"not allowed from {job.status}")
     if role == "running" and not force and not job.expired:

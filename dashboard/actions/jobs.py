@@ -17,13 +17,13 @@ import psycopg
 from psycopg import errors, sql
 from psycopg.rows import class_row
 
-import queries
 from dashboard.actions.audit import AuditEntry, AuditSink, commit, os_user
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
 from dashboard.actions.results import ActionResult, ObservedJob, Skipped
 from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
+from dashboard.queue_sql import statement
 
 
 class BadJobId(UserError):
@@ -64,7 +64,7 @@ def job_id_problem(spec: QueueSpec, ids: Sequence[str]) -> str | None:
 
 
 def _job_params(spec: QueueSpec, ids: list[str]) -> dict[str, object]:
-    return {"ids": ids, "stale_after_s": spec.policy.stale_after_s}
+    return {"ids": ids}
 
 
 def _rows(conn: psycopg.Connection, statement: sql.Composable,
@@ -102,9 +102,9 @@ def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
     This is how the CLI gets an observed state; the TUI takes it from its snapshot.
     """
     wanted = list(dict.fromkeys(str(i) for i in ids))
-    statement = queries.get("actions/observe_jobs", **job_parts(spec))
+    observe = statement(spec, "actions/observe_jobs", **job_parts(spec))
     try:
-        rows = _rows(conn, statement, _job_params(spec, wanted))
+        rows = _rows(conn, observe, _job_params(spec, wanted))
     except psycopg.Error as exc:
         conn.rollback()
         raise (_friendly(exc, spec) or exc) from exc
@@ -156,11 +156,12 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
             require_privileges(conn, table, privileges)
         ids = list(seen)
         locked = {r.queuetop_given: r for r in _rows(
-            conn, queries.get("actions/lock_jobs", **job_parts(spec)), _job_params(spec, ids))}
+            conn, statement(spec, "actions/lock_jobs", **job_parts(spec)), _job_params(spec, ids))}
         skipped = _unlocked(conn, spec, [i for i in ids if i not in locked])
         targets = [seen[i] for i in ids if i in locked]
         changed = _apply(conn, plan, targets)
-        skipped += [Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force))
+        skipped += [Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force,
+                                              plan.action))
                     for o in targets if o.id not in changed]
         result = ActionResult(
             plan.action, changed=tuple(changed[i].id for i in ids if i in changed),
@@ -201,7 +202,7 @@ def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list
     if not ids:
         return []
     present = {r.queuetop_given for r in _rows(
-        conn, queries.get("actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
+        conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
     return [Skipped(i, LOCKED if i in present else NOT_FOUND) for i in ids]
 
 

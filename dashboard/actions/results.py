@@ -30,6 +30,9 @@ class ObservedJob:
     lease_token: str | None = None
     lease_until: datetime | None = None
     expired: bool | None = None
+    # why the queue's library forbids each action on this job (adapters), if it does
+    requeue_refusal: str | None = None
+    dead_letter_refusal: str | None = None
 
     @classmethod
     def from_stale(cls, lease: StaleLease) -> ObservedJob:

@@ -15,8 +15,8 @@ from psycopg import sql
 import queries
 from dashboard.actions.guards import FROM_ROLES
 from dashboard.errors import UserError
-from dashboard.models import QueueSpec, TableName
-from dashboard.monitor import queue_parts
+from dashboard.models import Derived, QueueSpec, TableName
+from dashboard.queue_sql import queue_parts, statement
 
 INTEGER_TYPES = ("smallint", "integer", "bigint", "numeric")
 # Columns a dead-letter table may add to the job's own, filled when present.
@@ -33,12 +33,21 @@ class Plan:
     to_state: str
     needed: tuple[tuple[TableName, tuple[str, ...]], ...]  # privileges per table
     params: dict[str, object]
+    # In words, for the confirmation and the audit: what the statement changes, and
+    # whether it advances the lease token (fencing the old owner's late writes).
+    changes: str = ""
+    fences: bool = False
 
 
 def job_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
-    """queue_parts plus the id column's type, for casting ids that arrive as text."""
-    return {**queue_parts(spec),
-            "id_type": sql.SQL(spec.column_types.get(spec.columns.id, "text"))}
+    """queue_parts: identifiers, expressions and the id column's type (ids arrive as text)."""
+    return queue_parts(spec)
+
+
+def adapter_statement(spec: QueueSpec, name: str) -> bool:
+    """Whether the spec's adapter replaces statement `name` with its own (its library's
+    retry function or the columns its own retry changes)."""
+    return bool(spec.adapter) and queries.exists(f"presets/{spec.adapter}/{name}")
 
 
 def _token_advance(spec: QueueSpec) -> sql.Composable | None:
@@ -62,28 +71,46 @@ def _set(column: str, value: sql.Composable) -> sql.Composable:
 
 
 def _common_params(spec: QueueSpec, force: bool, from_roles: tuple[str, ...]) -> dict[str, object]:
-    return {"force": force, "stale_after_s": spec.policy.stale_after_s,
-            "from_values": spec.values_of(from_roles),
+    return {"force": force, "from_values": spec.values_of(from_roles),
             "running_values": list(spec.values("running"))}
+
+
+def _generic_sets(spec: QueueSpec, to_status: str, *more: sql.Composable
+                  ) -> tuple[sql.Composable, bool]:
+    """`status = %(to_status)s, …, token = token + 1`: the SET of a generic statement."""
+    cols = spec.columns
+    status_type = sql.SQL(spec.column_types.get(str(cols.status), "text"))
+    sets = [_set(str(cols.status), sql.SQL("%(to_status)s::{}").format(status_type)), *more]
+    advance = _token_advance(spec)
+    sets += [advance] if advance else []
+    return sql.SQL(", ").join(sets), advance is not None
 
 
 def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     cols = spec.columns
     ready = spec.values("ready")[0]
-    status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
-    sets = [_set(cols.status, sql.SQL("%(to_status)s::{}").format(status_type))]
-    sets += [_set(c, sql.SQL("NULL")) for c in (cols.worker, cols.lease_until) if c]
-    advance = _token_advance(spec)
-    sets += [advance] if advance else []
     from_roles = FROM_ROLES["requeue"]
+    name = "actions/do_requeue"
+    if adapter_statement(spec, name):
+        stmt = statement(spec, name, **job_parts(spec))
+        changes, fences = f"as {spec.adapter}'s own retry does (its SQL: {name})", False
+    else:
+        if isinstance(cols.status, Derived):
+            raise UserError(f"the state of {spec.table} is derived: its adapter must say how "
+                            "to requeue (queries/presets/<adapter>/actions/do_requeue.sql)")
+        # an array worker column (worker_element) keeps its other elements: the next
+        # claim rewrites it, as the libraries that use one do
+        worker = None if spec.worker_element else cols.real("worker")
+        cleared = [c for c in (worker, cols.real("lease_until")) if c]
+        sets, fences = _generic_sets(spec, ready, *(_set(c, sql.SQL("NULL")) for c in cleared))
+        stmt = statement(spec, name, **job_parts(spec), assignments=sets)
+        changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared
+                                                else "")
     return Plan(
-        action="requeue",
-        statement=queries.get("actions/do_requeue", **job_parts(spec),
-                              assignments=sql.SQL(", ").join(sets)),
-        from_roles=from_roles,
-        to_state=ready,
+        action="requeue", statement=stmt, from_roles=from_roles, to_state=ready,
         needed=((spec.table, ("UPDATE",)),),
         params={**_common_params(spec, force, from_roles), "to_status": ready},
+        changes=changes + ("; lease token advanced" if fences else ""), fences=fences,
     )
 
 
@@ -106,19 +133,24 @@ def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, rea
         return _move_plan(conn, spec, policy.table, from_roles, params)
     cols = spec.columns
     value = dead_status(spec)
-    status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
-    sets = [_set(cols.status, sql.SQL("%(to_status)s::{}").format(status_type))]
-    if cols.last_error:
-        sets.append(_set(cols.last_error, sql.SQL("%(reason)s")))
-    advance = _token_advance(spec)
-    sets += [advance] if advance else []
+    name = "actions/do_dead_letter_status"
+    if adapter_statement(spec, name):
+        stmt = statement(spec, name, **job_parts(spec))
+        changes, fences = f"as {spec.adapter}'s own discard does (its SQL: {name})", False
+    else:
+        if isinstance(cols.status, Derived):
+            raise UserError(f"the state of {spec.table} is derived: its adapter must say how "
+                            f"to dead-letter (queries/presets/<adapter>/{name}.sql)")
+        error = cols.real("last_error")
+        sets, fences = _generic_sets(spec, value, *([_set(error, sql.SQL("%(reason)s"))]
+                                                    if error else []))
+        stmt = statement(spec, name, **job_parts(spec), assignments=sets)
+        changes = f"state set to {value!r}" + (f"; the reason into {error}" if error else "")
     return Plan(
-        action="dead-letter",
-        statement=queries.get("actions/do_dead_letter_status", **job_parts(spec),
-                              assignments=sql.SQL(", ").join(sets)),
-        from_roles=from_roles, to_state=value,
+        action="dead-letter", statement=stmt, from_roles=from_roles, to_state=value,
         needed=((spec.table, ("UPDATE",)),),
         params={**params, "to_status": value},
+        changes=changes + ("; lease token advanced" if fences else ""), fences=fences,
     )
 
 
@@ -137,8 +169,8 @@ def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
     extra_values = {"dead_reason": sql.Placeholder("reason"), "dead_at": sql.SQL("now()"),
                     "dead_by": sql.Placeholder("actor")}
     ident = sql.Identifier
-    statement = queries.get(
-        "actions/do_dead_letter_move", **job_parts(spec),
+    move = statement(
+        spec, "actions/do_dead_letter_move", **job_parts(spec),
         moved_columns=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in columns),
         dead_table=ident(*dead.parts()),
         dead_columns=sql.SQL(", ").join(ident(c) for c in columns + extras),
@@ -146,7 +178,8 @@ def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
                                           + [extra_values[c] for c in extras]),
         dead_id=ident(spec.columns.id),
     )
-    return Plan(action="dead-letter", statement=statement, from_roles=from_roles,
+    return Plan(action="dead-letter", statement=move, from_roles=from_roles,
                 to_state=f"table:{dead}",
                 needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT", "SELECT"))),
-                params=params)
+                params=params, changes=f"moved to {dead} (deleted here in the same statement)",
+                fences=True)

@@ -14,6 +14,21 @@ from dashboard import config, db, redact
 from dashboard.models import QueueSpec
 
 EXIT_USAGE = 2
+# A flag for every optional column of the spec (--started-at-column COLUMN, ...).
+COLUMN_FLAGS = {
+    "created_at": "when the job was enqueued (oldest-ready age)",
+    "scheduled_at": "when the job is due (ready rows due later read as scheduled)",
+    "started_at": "when the job was claimed (stale after --stale-after without a lease)",
+    "worker": "who holds the job",
+    "attempts": "attempts so far",
+    "max_attempts": "the job's own attempt limit",
+    "lease_until": "the lease expiry (stale leases)",
+    "lease_token": "the fencing token every owner write must match",
+    "heartbeat": "the job's heartbeat (alive while recent)",
+    "last_error": "the last error",
+    "group": "queue name or task kind: counts and stale leases per group",
+    "payload": "the job's arguments",
+}
 # The dashboard's fastest refresh step (INTERVALS in dashboard/ui/app.py); a test ties them.
 MIN_INTERVAL_S = 0.2
 MAX_INTERVAL_S = 3600.0
@@ -127,6 +142,11 @@ def queue_options() -> argparse.ArgumentParser:
                        help="state column")
     group.add_argument("--stale-after", metavar="DURATION", type=text("a duration"),
                        help="running jobs without a lease expiry are stale after this")
+    columns = parent.add_argument_group(
+        "columns (override the spec; with --table alone the usual names are found)")
+    for key, what in COLUMN_FLAGS.items():
+        columns.add_argument(f"--{key.replace('_', '-')}-column", dest=f"column_{key}",
+                             metavar="COLUMN", type=text("a column name"), help=what)
     group.add_argument("--interval", type=INTERVAL, default=2.0, metavar="SECONDS",
                        help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}; "
                             "monitoring statements time out within it")
@@ -141,6 +161,7 @@ def spec_from_args(args: argparse.Namespace) -> QueueSpec:
         id_column=args.id_column,
         status_column=args.status_column,
         stale_after=args.stale_after,
+        columns={key: getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS},
     )
 
 

@@ -9,8 +9,12 @@ import psycopg
 from dashboard import redact
 from dashboard.cli import (
     action_commands,
+    check_command,
     db_commands,
+    export_command,
     load_command,
+    presets_command,
+    serve_command,
     snapshot_command,
     watch_commands,
 )
@@ -23,6 +27,10 @@ COMMAND_MODULES = (
     watch_commands,
     action_commands,
     load_command,
+    export_command,
+    check_command,
+    serve_command,
+    presets_command,
 )
 
 

@@ -15,8 +15,8 @@ from psycopg import sql
 
 import queries
 from dashboard.errors import UserError
-from dashboard.models import QueueSpec
-from dashboard.monitor import queue_parts
+from dashboard.models import Derived, QueueSpec
+from dashboard.queue_sql import queue_parts
 
 STRATEGIES: dict[str, str] = {
     "skip-locked": "loadgen/claim_skip_locked",
@@ -102,6 +102,11 @@ def _state_values(spec: QueueSpec) -> dict[str, Any]:
 def build(spec: QueueSpec) -> QueueSql:
     """Compose the statements for `spec` (validated, so column_types is filled)."""
     cols, types = spec.columns, spec.column_types
+    derived = [f.name for f in fields(cols) if isinstance(getattr(cols, f.name), Derived)]
+    if spec.adapter or derived or spec.worker_element:
+        raise UserError(f"the load generator drives tables whose state and lease are plain "
+                        f"columns; {spec.table} belongs to {spec.adapter or 'a library'}: "
+                        "run that library's own workers against it")
     parts = queue_parts(spec)
     ident = sql.Identifier
 
@@ -149,7 +154,7 @@ def build(spec: QueueSpec) -> QueueSql:
             .format(sql.SQL(payload_type))
 
     def compose(name: str, **more: sql.Composable) -> sql.Composed:
-        return queries.get(name, **parts, **more)
+        return queries.get(name, **{**parts, **more})
 
     joined = sql.SQL("").join
     expires = bool(cols.lease_until or cols.started_at)
@@ -165,8 +170,7 @@ def build(spec: QueueSpec) -> QueueSql:
         last_worker_number=compose("loadgen/get_last_worker_number"),
         expired_leases=compose("loadgen/lock_expired_leases") if expires else None,
         rescue=compose("loadgen/rescue_expired_leases",
-                       requeue_set=joined(unlease + unowned + advance),
-                       id_type=sql.SQL(types.get(cols.id, "text"))) if expires else None,
+                       requeue_set=joined(unlease + unowned + advance)) if expires else None,
         values=_state_values(spec),
         fenced_by=fenced_by,
     )

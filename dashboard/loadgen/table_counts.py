@@ -16,7 +16,7 @@ from dashboard import db
 from dashboard.errors import UserError
 from dashboard.loadgen.strategies import build
 from dashboard.models import QueueSpec
-from dashboard.monitor import queue_parts
+from dashboard.queue_sql import queue_parts
 
 COUNT_TIMEOUT_MS = 10_000  # a huge user table is not worth a hang at the end of a run
 

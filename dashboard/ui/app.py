@@ -16,6 +16,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.monitor import Monitor
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
@@ -64,6 +65,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 tooltip="Show every key binding"),
         Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
         Binding("r", "refresh_now", "Poll", tooltip="Poll now"),
+        Binding("e", "exact_counts", "Exact", tooltip="Count every state exactly on the next "
+                "poll (above exact_count_limit finished states are estimates, marked ~)"),
         Binding("plus,equals_sign", "faster", "Faster", key_display="+",
                 tooltip="Refresh more often", group=SPEED_KEYS),
         Binding("minus", "slower", "Slower", key_display="-", tooltip="Refresh less often",
@@ -103,6 +106,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.audit_file = audit_file
         self.loadgen = loadgen
         self.history = History()
+        self.monitor = Monitor(spec, interval) if spec is not None else None
         self.snapshot: Snapshot | None = None
         self.polling_enabled = poll and spec is not None and dsn is not None
         self.paused = False
@@ -237,6 +241,13 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._render_chrome()
 
     def action_refresh_now(self) -> None:
+        self._start_poll()
+
+    def action_exact_counts(self) -> None:
+        if self.monitor is None:
+            return
+        self.monitor.request_exact()
+        self.notify("counting every state exactly on this poll", timeout=3)
         self._start_poll()
 
     def _set_interval(self, step: int) -> None:

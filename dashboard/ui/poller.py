@@ -11,7 +11,7 @@ from textual import work
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from dashboard import db, monitor, redact
+from dashboard import db, redact
 from dashboard.errors import UserError
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
@@ -28,8 +28,25 @@ def _one_line_error(exc: BaseException) -> str:
     return redact.scrub(text.splitlines()[0]) if text else type(exc).__name__
 
 
+def link_of(snap, interval: float) -> LinkState:
+    """The header's state after a poll: live, slow, or which section is behind and why.
+
+    A table locked by someone else degrades only the sections that read it: the poll
+    still lands (locks, waits, idle sessions are fresh) and the header names the blocker.
+    """
+    behind = [s for s in snap.sections if s.error]
+    if behind:
+        worst = next((s for s in behind if "locked by" in s.error), behind[0])
+        kind = "blocked" if "locked by" in worst.error else "timed out"
+        age = "never read" if worst.age_s is None else f"{math.ceil(worst.age_s)}s old"
+        return LinkState(kind, f"{worst.name} {age}", worst.error)
+    if snap.elapsed_ms > interval * 1000:
+        return LinkState("slow", f"poll took {snap.elapsed_ms:.0f} ms")
+    return LinkState("live")
+
+
 class PollingMixin:
-    """Polls monitor.collect for QueuetopApp; a slow or locked database never stacks polls.
+    """Polls a monitor.Monitor for QueuetopApp; a slow or locked database never stacks polls.
 
     Expects on the app: dsn, spec, interval, paused, polling_enabled, link, snapshot,
     polls_started, snapshots_applied, failures, _conn, _timer, _in_flight, _new_timeouts,
@@ -67,7 +84,8 @@ class PollingMixin:
         if self._conn is None or self._conn.closed:
             timeout_ms = db.monitor_timeout_ms(self.interval)
             self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
-        return monitor.collect(self._conn, self.spec)
+        self.monitor.interval = self.interval
+        return self.monitor.poll(self._conn)
 
     def _collect_reconnecting(self):
         """A connection that was fine and is lost now (a terminated backend, a restart, a
@@ -128,9 +146,7 @@ class PollingMixin:
         self.failures = 0
         self._stop_countdown()
         snap = message.snapshot
-        slow = snap.elapsed_ms > self.interval * 1000 * 0.5
-        self.link = LinkState("slow", f"poll took {snap.elapsed_ms:.0f} ms") if slow \
-            else LinkState("live")
+        self.link = link_of(snap, self.interval)
         if self.paused:
             self.link = LinkState("paused")
         self.apply_snapshot(snap)

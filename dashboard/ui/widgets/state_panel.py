@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from dashboard.models import ROLES, QueueSpec, Snapshot
+from dashboard.models import QueueSpec, Snapshot
 from dashboard.report import age, one_line
 
-ROLE_STYLES = {"ready": "cyan", "running": "yellow", "done": "green", "failed": "red",
-               "dead": "magenta"}
+ROLE_STYLES = {"ready": "cyan", "scheduled": "blue", "running": "yellow", "done": "green",
+               "failed": "red", "dead": "magenta"}
 
 
 def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
@@ -49,13 +49,13 @@ class StatePanel(Static):
         width = max(self.content_size.width, 30)
         # plain text in columns, not a Rich table: this repaints on every poll
         rows = [(role, f"{'~' if role in snap.estimated else ''}{snap.counts.get(role, 0):,}",
-                 snap.locked.get(role)) for role in ROLES]
+                 snap.locked.get(role)) for role in snap.roles]
         count_w = max(4, *(len(count) for _, count, _ in rows))
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim")
         for role, count, locked in rows:
             text.append("\n")
-            text.append(f"{role:<7}", ROLE_STYLES[role])
+            text.append(f"{role[:7]:<7}", ROLE_STYLES[role])
             text.append(f" {count:>{count_w}} ")
             text.append(f"{'' if locked is None else f'{locked:,}':>6}",
                         "bold" if locked else "dim")
@@ -75,8 +75,8 @@ class StatePanel(Static):
                                                      h.application_name), width), ""))
         extra += [("! " + one_line(w, width - 2), "yellow") for w in snap.warnings[:3]]
         # never cut silently: what does not fit is counted on the last line that does
-        room = max(self.content_size.height - 1 - len(ROLES) - 1, 0) if self.content_size.height \
-            else len(extra)
+        height = self.content_size.height
+        room = max(height - 1 - len(snap.roles) - 1, 0) if height else len(extra)
         if len(extra) > room:
             hidden = len(extra) - max(room - 1, 0)
             extra = extra[: max(room - 1, 0)]

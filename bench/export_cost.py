@@ -1,0 +1,176 @@
+"""The exporter's own database time per second of wall time, on a 5M-row demo-shaped queue.
+
+    .venv/bin/python bench/export_cost.py [--dsn DSN] [--rows 5000000] [--interval 2]
+                                          [--seconds 30] [--reuse]
+
+Builds queuetop_demo.jobs with ROWS rows in one INSERT … SELECT generate_series (1 %
+ready, 0.1 % running of which half past their lease, 3 % failed, 0.5 % dead, the rest
+done; created over the last days), VACUUM ANALYZE, then runs `queuetop export`'s poll
+loop (dashboard.exporter.Exporter) for SECONDS at INTERVAL and prints, side by side with
+a plain `SELECT status, count(*) … GROUP BY status` run at the same interval:
+- wall time per poll, and poll time per second of wall time (what
+  rate(queuetop_poll_duration_seconds_sum[5m]) reports in production);
+- the whole server's CPU time per second (backend, parallel workers, everything the
+  postmaster runs; local servers only, read from /proc; 0 elsewhere).
+Without --dsn a private embedded server is used and removed at the end. --reuse keeps
+a queue already built with as many rows (the build takes a while).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import process_cpu_s, server  # noqa: E402
+from dashboard import config, db, schema  # noqa: E402
+from dashboard.exporter import Exporter  # noqa: E402
+
+BUILD_SQL = """
+INSERT INTO queuetop_demo.jobs (status, created_at, started_at, finished_at, worker,
+                                attempts, lease_token, leased_until, payload)
+SELECT s.status,
+       now() - make_interval(secs => (%(rows)s - g) * 0.05),
+       CASE WHEN s.status <> 'ready' THEN now() - make_interval(secs => g %% 600) END,
+       CASE WHEN s.status IN ('done', 'failed', 'dead') THEN now() END,
+       CASE WHEN s.status = 'running' THEN 'worker-' || g %% 8 END,
+       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
+       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
+       CASE WHEN s.status = 'running'
+            THEN now() + make_interval(secs => CASE WHEN g / 1000 %% 2 = 0 THEN 300 ELSE -300 END)
+       END,
+       'job ' || g
+FROM generate_series(1, %(rows)s) AS g
+CROSS JOIN LATERAL (SELECT CASE WHEN g %% 1000 < 10 THEN 'ready'
+                                WHEN g %% 1000 < 11 THEN 'running'
+                                WHEN g %% 1000 < 41 THEN 'failed'
+                                WHEN g %% 1000 < 46 THEN 'dead'
+                                ELSE 'done' END AS status) AS s
+"""
+NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
+
+
+def build(dsn: str, rows: int, reuse: bool) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if reuse:
+            try:
+                have = conn.execute("SELECT count(*) FROM queuetop_demo.jobs").fetchone()[0]
+            except psycopg.errors.UndefinedTable:
+                have = -1
+            if have == rows:
+                print(f"reusing queuetop_demo.jobs ({rows:,} rows)", flush=True)
+                return
+    started = time.monotonic()
+    with psycopg.connect(dsn) as conn:
+        schema.init_demo(conn, reset=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET statement_timeout = 0")
+        conn.execute(BUILD_SQL, {"rows": rows})
+        conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
+    print(f"built queuetop_demo.jobs: {rows:,} rows in {time.monotonic() - started:.0f} s",
+          flush=True)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def server_cpu_s(postmaster: int | None) -> float:
+    """CPU seconds of a local server: the postmaster, its live children, and (through the
+    postmaster's children times) every child that ended, parallel workers included."""
+    if postmaster is None:
+        return 0.0
+    try:
+        fields = _stat_fields(postmaster)
+        ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime stime cutime cstime
+        with open(f"/proc/{postmaster}/task/{postmaster}/children") as f:
+            children = [int(p) for p in f.read().split()]
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return ticks / os.sysconf("SC_CLK_TCK") + sum(process_cpu_s(p) for p in children)
+
+
+def postmaster_of(backend: int) -> int | None:
+    try:
+        return int(_stat_fields(backend)[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def measure_export(dsn: str, interval: float, seconds: float) -> dict:
+    with db.connect_monitor(dsn) as conn:
+        spec = config.validate(conn, config.load_preset("demo"))
+    exporter = Exporter(dsn, spec, interval, log=lambda line: print(f"  export: {line}"))
+    if exporter.poll_once() is not None:  # the first poll connects and warms the cache
+        raise SystemExit(f"export poll failed: {exporter.last_error}")
+    postmaster = postmaster_of(exporter.backend_pid())
+    polls0, sum0, cpu0 = exporter.polls, exporter.poll_seconds_sum, server_cpu_s(postmaster)
+    stop = threading.Event()
+    loop = threading.Thread(target=exporter.run, args=(stop,))
+    started = time.monotonic()
+    loop.start()
+    time.sleep(seconds)
+    stop.set()
+    loop.join()
+    wall = time.monotonic() - started
+    polls = exporter.polls - polls0
+    cpu = server_cpu_s(postmaster) - cpu0
+    snap = exporter.snapshot
+    exporter.close()
+    return {"polls": polls, "per_poll_ms": (exporter.poll_seconds_sum - sum0) / polls * 1000,
+            "db_per_s": (exporter.poll_seconds_sum - sum0) / wall, "cpu_per_s": cpu / wall,
+            "errors": sum(exporter.errors.values()), "estimated": snap.estimated,
+            "counts": snap.counts, "stale": len(snap.stale_leases)}
+
+
+def measure_naive(dsn: str, interval: float, runs: int) -> dict:
+    times, cpu = [], 0.0
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        postmaster = postmaster_of(conn.info.backend_pid)
+        for _ in range(runs):
+            cpu0, started = server_cpu_s(postmaster), time.perf_counter()
+            conn.execute(NAIVE_COUNT).fetchall()
+            times.append(time.perf_counter() - started)
+            cpu += server_cpu_s(postmaster) - cpu0
+    per_run = statistics.median(times)
+    return {"polls": runs, "per_poll_ms": per_run * 1000, "db_per_s": per_run / interval,
+            "cpu_per_s": cpu / runs / interval}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn")
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--interval", type=float, default=2.0,
+                        help="poll interval (the dashboard's default; export's is 15 s)")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--naive-runs", type=int, default=3)
+    parser.add_argument("--reuse", action="store_true")
+    args = parser.parse_args()
+    with server(args.dsn) as dsn:
+        build(dsn, args.rows, args.reuse)
+        export = measure_export(dsn, args.interval, args.seconds)
+        naive = measure_naive(dsn, args.interval, args.naive_runs)
+    print(f"\n{args.rows:,} rows, one poll every {args.interval:g} s, export measured over "
+          f"{args.seconds:g} s ({export['polls']} polls, {export['errors']} failed)")
+    print(f"  export saw {export['counts']}, estimated {list(export['estimated'])}, "
+          f"{export['stale']} stale leases")
+    print(f"  {'':24} {'per poll':>10} {'DB time per s':>15} {'server CPU per s':>18}")
+    for name, row in (("queuetop export", export), ("naive GROUP BY count", naive)):
+        print(f"  {name:24} {row['per_poll_ms']:8.1f}ms {row['db_per_s'] * 1000:11.1f}ms/s "
+              f"{row['cpu_per_s'] * 1000:14.1f}ms/s")
+    print(f"  naive / export: {naive['per_poll_ms'] / export['per_poll_ms']:.1f}x per poll; "
+          f"export's share of wall time {export['db_per_s'] * 100:.2f} % at {args.interval:g} s, "
+          f"{export['per_poll_ms'] / 1000 / 15 * 100:.2f} % at export's default 15 s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""`queuetop presets [--json]`: the adapters and presets, with what each maps and supports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dashboard import config
+from dashboard.models import QueueSpec
+
+# What each preset's [about] table says, in this order.
+ABOUT_KEYS = ("library", "tested", "state", "liveness", "recovery")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("presets", help="list the library adapters and presets (--preset NAME)")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(handler=run_presets)
+
+
+def describe(name: str) -> dict[str, object]:
+    spec: QueueSpec = config.load_preset(name)
+    about = config.preset_about(name)
+    return {"preset": name, "table": str(spec.table),
+            **{key: about.get(key, "") for key in ABOUT_KEYS},
+            "roles": {role: list(spec.values(role)) for role in spec.roles
+                      if spec.values(role)},
+            "group": str(spec.columns.group) if spec.columns.group else None}
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    rows = [describe(name) for name in config.preset_names()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        library = row["library"] or "(a table of its own)"
+        tested = f" {row['tested']}" if row["tested"] else ""
+        print(f"{row['preset']}: {library}{tested}, table {row['table']}")
+        for key in ("state", "liveness", "recovery"):
+            if row[key]:
+                print(f"    {key:<9} {row[key]}")
+    return 0

@@ -1,0 +1,165 @@
+"""The spec against the live catalog: tables, columns, types, adapters' SQL, warnings."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import psycopg
+from psycopg import errors
+from psycopg.rows import dict_row
+
+import queries
+from dashboard.errors import UserError
+from dashboard.models import Columns, Derived, QueueSpec, TableName
+
+# With `--table` alone, the usual names of each optional column, tried in this order.
+USUAL_NAMES: dict[str, tuple[str, ...]] = {
+    "created_at": ("created_at", "inserted_at", "enqueued_at", "queued_at", "created"),
+    "scheduled_at": ("scheduled_at", "run_at", "run_after", "scheduled_for", "available_at"),
+    "started_at": ("started_at", "attempted_at", "picked_at", "claimed_at", "locked_at",
+                   "started_on"),
+    "worker": ("worker", "worker_id", "locked_by", "claimed_by", "owner"),
+    "attempts": ("attempts", "attempt", "tries", "attempt_count", "retry_count"),
+    "max_attempts": ("max_attempts",),
+    "lease_until": ("lease_until", "leased_until", "locked_until", "lease_expires_at"),
+    "lease_token": ("lease_token", "lease_version", "fencing_token"),
+    "heartbeat": ("heartbeat", "heartbeat_at", "last_heartbeat", "heartbeated_at"),
+    "last_error": ("last_error", "error_message", "error"),
+    "group": ("queue", "queue_name"),
+    "payload": ("payload", "args", "data", "body"),
+}
+
+
+def resolve_table(conn: psycopg.Connection, table: TableName) -> tuple[TableName, int] | None:
+    """The schema-qualified table and its oid, or None if it does not exist."""
+    row = conn.execute(
+        queries.load("config/find_table"), {"schema": table.schema, "name": table.name}
+    ).fetchone()
+    return (TableName(row[1], row[0]), row[2]) if row else None
+
+
+def _column_types(conn: psycopg.Connection, oid: int) -> dict[str, str]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(queries.load("config/get_columns"), {"oid": oid}).fetchall()
+    return {r["name"]: r["type"] for r in rows}
+
+
+def _existing(conn: psycopg.Connection, table: TableName, what: str) -> tuple[TableName, int]:
+    found = resolve_table(conn, table)
+    if found is None:
+        existing = [r[0] for r in conn.execute(queries.load("config/list_tables")).fetchall()]
+        listing = ", ".join(existing[:30]) + (" …" if len(existing) > 30 else "") or "none"
+        raise UserError(f"{what} {table} not found in database {conn.info.dbname}; "
+                        f"tables there: {listing}. Fix the queue spec or --table")
+    return found
+
+
+def _need_columns(table: TableName, types: dict[str, str], wanted: dict[str, str]) -> None:
+    for key, column in wanted.items():
+        if column not in types:
+            raise UserError(f"column {column!r} ({key}) not found in table {table}; "
+                            f"its columns: {', '.join(types)}. Fix the queue spec")
+
+
+def detect_columns(spec: QueueSpec, types: dict[str, str]) -> QueueSpec:
+    """Fill unset optional columns with the usual names the table has (`--table` alone)."""
+    found = {}
+    for key, names in USUAL_NAMES.items():
+        if getattr(spec.columns, key) is None:
+            taken = {getattr(spec.columns, f.name) for f in fields(Columns)} | set(found.values())
+            match = next((n for n in names if n in types and n not in taken), None)
+            if match:
+                found[key] = match
+    return replace(spec, columns=replace(spec.columns, **found)) if found else spec
+
+
+def adapter_sql_missing(spec: QueueSpec) -> list[str]:
+    """Derived names whose SQL file the adapter lacks."""
+    missing = []
+    for f in fields(Columns):
+        value = getattr(spec.columns, f.name)
+        path = f"presets/{spec.adapter}/{value.name}" if isinstance(value, Derived) else ""
+        if path and not queries.exists(path):
+            missing.append(f"{f.name} (queries/presets/{spec.adapter}/{value.name}.sql)")
+    return missing
+
+
+def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
+    """Check the spec against the catalog; return it schema-qualified, with column types.
+
+    Raises UserError naming what is missing and listing what exists.
+    """
+    table, oid = _existing(conn, spec.table, "table")
+    types = _column_types(conn, oid)
+    if spec.source == "flags":
+        spec = detect_columns(spec, types)
+    _need_columns(table, types, {f.name: getattr(spec.columns, f.name) for f in fields(Columns)
+                                 if isinstance(getattr(spec.columns, f.name), str)})
+    missing_sql = adapter_sql_missing(spec)
+    if missing_sql:
+        raise UserError(f"adapter {spec.adapter} has no SQL for {', '.join(missing_sql)}; "
+                        "check the adapter name in the queue spec")
+    worker = spec.columns.real("worker")
+    if spec.worker_element and worker and not types[worker].endswith("[]"):
+        raise UserError(f"worker_element is set but column {worker!r} of {table} is "
+                        f"{types[worker]}, not an array; remove worker_element")
+    if spec.time_zone:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT now() AT TIME ZONE %s", (spec.time_zone,))
+        except errors.InvalidParameterValue:
+            raise UserError(f"bad time_zone {spec.time_zone!r}: the server knows no such zone; "
+                            "use a name such as 'UTC' or 'Europe/Paris'") from None
+    spec = replace(spec, table=table, column_types=types)
+    if spec.workers:
+        wt, woid = _existing(conn, spec.workers.table, "workers table")
+        wtypes = _column_types(conn, woid)
+        _need_columns(wt, wtypes, {"workers.key": spec.workers.key,
+                                   "workers.last_seen": spec.workers.last_seen})
+        spec = replace(spec, workers=replace(spec.workers, table=wt), workers_types=wtypes)
+    if spec.history:
+        ht, hoid = _existing(conn, spec.history.table, "history table")
+        _need_columns(ht, _column_types(conn, hoid), {"history.status": spec.history.status})
+        spec = replace(spec, history=replace(spec.history, table=ht))
+    dead_letter = spec.policy.dead_letter
+    if dead_letter and dead_letter.kind == "table" and dead_letter.table:
+        dl = resolve_table(conn, dead_letter.table)
+        if dl is None:
+            raise UserError(
+                f"dead-letter table {dead_letter.table} not found; create it "
+                "(queuetop init-demo does for the demo) or change policy.dead_letter"
+            )
+        dead_letter = replace(dead_letter, table=dl[0])
+        spec = replace(spec, policy=replace(spec.policy, dead_letter=dead_letter))
+    return spec
+
+
+def state_warnings(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...]:
+    """Raw values present in the table that no role claims: rows the dashboard cannot place."""
+    return tuple(
+        f"status value {raw!r} ({n} rows) is not mapped to any role in the queue spec"
+        for raw, n in by_status.items()
+        if spec.role_of(raw) is None
+    )
+
+
+# Roles whose spec values should match some row of a working queue. An empty failed or
+# dead state is the healthy case, so those never warn.
+EXPECTED_ROLES = ("ready", "running", "done")
+
+
+def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> str | None:
+    """One warning naming the ready/running/done values that match no row right now, or None.
+
+    Only while some rows carry a value no role claims: then a spec value matching
+    nothing is likely the typo behind them. Without such rows a quiet queue may simply
+    have nothing running, and says nothing. Not an error, not repeated on every poll.
+    """
+    if not by_status or spec.source == "flags" or not state_warnings(spec, by_status):
+        return None
+    missing = [f"{role}={value!r}" for role in EXPECTED_ROLES for value in spec.values(role)
+               if value not in by_status]
+    if not missing:
+        return None
+    return (f"no rows in {spec.table} with {', '.join(missing)}; "
+            "if such rows should exist, check [queue.states]")

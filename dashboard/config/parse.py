@@ -1,0 +1,249 @@
+"""The queue spec from TOML: durations, table names, columns, states, policy (no database)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from typing import Any
+
+from dashboard.errors import UserError
+from dashboard.models import (
+    DERIVED_ONLY,
+    OPTIONAL_COLUMNS,
+    ROLES,
+    Columns,
+    DeadLetter,
+    Derived,
+    HistoryTable,
+    Policy,
+    QueueSpec,
+    TableName,
+    WorkersTable,
+)
+
+QUEUE_KEYS = {"table", "schema", "id", "status", "states", "policy", "adapter", "workers",
+              "history", "worker_element", "time_zone", *OPTIONAL_COLUMNS, *DERIVED_ONLY}
+POLICY_KEYS = {"stale_after", "max_attempts", "dead_letter", "worker_session",
+               "exact_count_limit", "heartbeat_timeout"}
+WORKERS_KEYS = {"table", "key", "last_seen", "timeout"}
+HISTORY_KEYS = {"table", "status"}
+_NAME = re.compile(r"^[a-z0-9_-]+$")  # adapter and derived names: file names under queries/
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
+_UNITS = {
+    "": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400,
+}
+
+
+def parse_duration(text: str | int | float, what: str = "duration") -> float:
+    """'10 minutes', '30s', '1h' or a number of seconds -> seconds, above zero."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        match = _DURATION.match(str(text).lower())
+        if not match or match.group(2) not in _UNITS:
+            raise UserError(f"bad {what} {text!r}: use a number of seconds or e.g. '10 minutes'")
+        seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not (math.isfinite(seconds) and seconds > 0):  # 0 would call every running job stale
+        raise UserError(f"bad {what} {text!r}: use a duration above zero, e.g. '10 minutes'")
+    return seconds
+
+
+def parse_table_name(text: str) -> TableName:
+    """'jobs', 'app.jobs' or '"My Schema"."my.table"' -> TableName."""
+    parts: list[str] = []
+    i, text = 0, text.strip()
+    while i < len(text):
+        if text[i] == '"':
+            j, buf = i + 1, []
+            while True:
+                k = text.find('"', j)
+                if k < 0:
+                    raise UserError(f"bad table name {text!r}: unclosed double quote")
+                buf.append(text[j:k])
+                if text[k + 1 : k + 2] == '"':
+                    buf.append('"')
+                    j = k + 2
+                    continue
+                break
+            parts.append("".join(buf))
+            i = k + 1
+        else:
+            k = text.find(".", i)
+            k = len(text) if k < 0 else k
+            parts.append(text[i:k].strip())
+            i = k
+        if i < len(text):
+            if text[i] != ".":
+                raise UserError(f"bad table name {text!r}: expected '.' after a quoted name")
+            i += 1
+    if not parts or any(p == "" for p in parts) or len(parts) > 2:
+        raise UserError(f"bad table name {text!r}: use 'table' or 'schema.table'")
+    return TableName(parts[-1], parts[0] if len(parts) == 2 else None)
+
+
+def _as_values(role: str, value: Any) -> tuple[str, ...]:
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (str, int)) for v in values):
+        raise UserError(f"bad queue spec: states.{role} must be a string or a list of strings")
+    return tuple(str(v) for v in values)
+
+
+def _parse_dead_letter(text: str) -> DeadLetter:
+    kind, _, target = str(text).partition(":")
+    if kind == "status" and target:
+        return DeadLetter("status", status=target)
+    if kind == "table" and target:
+        return DeadLetter("table", table=parse_table_name(target))
+    raise UserError(f"bad dead_letter {text!r}: use 'status:VALUE' or 'table:schema.name'")
+
+
+def _unknown(keys: set[str], known: set[str], where: str, source: str) -> None:
+    unknown = keys - known
+    if unknown:
+        raise UserError(f"bad queue spec {source}: unknown key(s) {', '.join(sorted(unknown))} "
+                        f"in {where}; known: {', '.join(sorted(known))}")
+
+
+def _column(key: str, value: Any, source: str, adapter: str | None) -> str | Derived:
+    """A column name, or `{ derived = "name" }`: an expression from the adapter's SQL."""
+    if isinstance(value, dict):
+        name = value.get("derived")
+        if set(value) != {"derived"} or not isinstance(name, str) or not _NAME.match(name):
+            raise UserError(f"bad queue spec {source}: {key} must be a column name or "
+                            "{ derived = \"name\" } (lowercase letters, digits, _)")
+        if not adapter:
+            raise UserError(f"bad queue spec {source}: {key} is derived, which needs "
+                            "adapter = \"NAME\" (whose SQL derives it)")
+        return Derived(name)
+    if key in DERIVED_ONLY:
+        raise UserError(f"bad queue spec {source}: {key} can only be {{ derived = \"name\" }}")
+    if not isinstance(value, str) or not value:
+        raise UserError(f"bad queue spec {source}: {key} must be a column name")
+    return value
+
+
+def _workers(raw: Any, source: str) -> WorkersTable:
+    if not isinstance(raw, dict):
+        raise UserError(f"bad queue spec {source}: [queue.workers] must be a table")
+    _unknown(set(raw), WORKERS_KEYS, "[queue.workers]", source)
+    missing = [k for k in ("table", "key", "last_seen") if not isinstance(raw.get(k), str)]
+    if missing:
+        raise UserError(f"bad queue spec {source}: [queue.workers] needs {', '.join(missing)} "
+                        "(the worker table, the column the job's worker names, its last-seen "
+                        "column)")
+    timeout = parse_duration(raw.get("timeout", 60), "workers.timeout")
+    return WorkersTable(parse_table_name(raw["table"]), raw["key"], raw["last_seen"], timeout)
+
+
+def _history(raw: Any, source: str) -> HistoryTable:
+    if not isinstance(raw, dict):
+        raise UserError(f"bad queue spec {source}: [queue.history] must be a table")
+    _unknown(set(raw), HISTORY_KEYS, "[queue.history]", source)
+    if not isinstance(raw.get("table"), str) or not isinstance(raw.get("status"), str):
+        raise UserError(f"bad queue spec {source}: [queue.history] needs table and status")
+    return HistoryTable(parse_table_name(raw["table"]), raw["status"])
+
+
+def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
+    """Build a spec from the `[queue]` table of a TOML document."""
+    queue = data.get("queue")
+    if not isinstance(queue, dict):
+        raise UserError(f"bad queue spec {source}: it needs a [queue] table with at least 'table'")
+    _unknown(set(queue), QUEUE_KEYS, "[queue]", source)
+    if not isinstance(queue.get("table"), str):
+        raise UserError(f"bad queue spec {source}: [queue] needs table = \"schema.table\"")
+    table = parse_table_name(queue["table"])
+    if queue.get("schema"):
+        table = TableName(table.name, str(queue["schema"]))
+    adapter = queue.get("adapter")
+    if adapter is not None and (not isinstance(adapter, str) or not _NAME.match(adapter)):
+        raise UserError(f"bad queue spec {source}: adapter must be a name like 'graphile_worker'")
+    if "id" in queue and (not isinstance(queue["id"], str) or not queue["id"]):
+        raise UserError(f"bad queue spec {source}: id must be a column name")
+    cols: dict[str, Any] = {"id": queue["id"]} if "id" in queue else {}
+    for key in ("status", *OPTIONAL_COLUMNS, *DERIVED_ONLY):
+        if key in queue:
+            cols[key] = _column(key, queue[key], source, adapter)
+    states_raw = queue.get("states", {})
+    bad_roles = set(states_raw) - set(ROLES)
+    if bad_roles:
+        raise UserError(
+            f"bad queue spec {source}: unknown role(s) {', '.join(sorted(bad_roles))} "
+            f"in [queue.states]; roles are {', '.join(ROLES)}"
+        )
+    states = {role: _as_values(role, states_raw.get(role, [])) for role in ROLES}
+    if not states["ready"] or not states["running"]:
+        raise UserError(f"bad queue spec {source}: [queue.states] needs ready and running values")
+    claimed = [v for role in ROLES for v in states[role]]
+    twice = sorted({v for v in claimed if claimed.count(v) > 1})
+    if twice:
+        raise UserError(f"bad queue spec {source}: value(s) {', '.join(map(repr, twice))} "
+                        "claimed by more than one role in [queue.states]; give each to one role")
+    element = queue.get("worker_element")
+    if element is not None and (not isinstance(element, int) or isinstance(element, bool)
+                                or element < 1):
+        raise UserError(f"bad queue spec {source}: worker_element must be a whole number from 1 "
+                        "(the array element of the worker column that names the worker)")
+    zone = queue.get("time_zone")
+    if zone is not None and (not isinstance(zone, str) or not zone.strip()):
+        raise UserError(f"bad queue spec {source}: time_zone must be a zone name such as 'UTC'")
+    spec = QueueSpec(
+        table=table,
+        columns=Columns(**cols),
+        states=states,
+        policy=_parse_policy(queue.get("policy", {}), source),
+        source=source,
+        adapter=adapter,
+        workers=_workers(queue["workers"], source) if "workers" in queue else None,
+        history=_history(queue["history"], source) if "history" in queue else None,
+        worker_element=element,
+        time_zone=zone,
+    )
+    check_dead_letter(spec)
+    return spec
+
+
+def check_dead_letter(spec: QueueSpec) -> None:
+    """A dead-letter state must be one a role claims: else a dead-lettered job would leave
+    every count (a typo such as 'status:faild')."""
+    policy = spec.policy.dead_letter
+    if policy and policy.kind == "status" and spec.role_of(policy.status) is None:
+        claimed = [v for role in ROLES for v in spec.values(role)]
+        raise UserError(f"bad queue spec {spec.source}: dead_letter state {policy.status!r} is "
+                        f"not a value of any role ({', '.join(claimed)}); fix the typo or add "
+                        "it to [queue.states] dead")
+
+
+def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
+    if not isinstance(raw, dict):
+        raise UserError(f"bad queue spec {source}: [queue.policy] must be a table")
+    _unknown(set(raw), POLICY_KEYS, "[queue.policy]", source)
+    policy = Policy()
+    if "stale_after" in raw:
+        policy = replace(policy, stale_after_s=parse_duration(raw["stale_after"], "stale_after"))
+    if "heartbeat_timeout" in raw:
+        policy = replace(policy, heartbeat_timeout_s=parse_duration(raw["heartbeat_timeout"],
+                                                                    "heartbeat_timeout"))
+    if "max_attempts" in raw:
+        if not isinstance(raw["max_attempts"], int) or raw["max_attempts"] < 1:
+            raise UserError(f"bad queue spec {source}: max_attempts must be a positive integer")
+        policy = replace(policy, max_attempts=raw["max_attempts"])
+    if raw.get("dead_letter"):
+        policy = replace(policy, dead_letter=_parse_dead_letter(raw["dead_letter"]))
+    if "worker_session" in raw:
+        if raw["worker_session"] not in ("application_name", "pid", "none"):
+            raise UserError(
+                f"bad queue spec {source}: worker_session must be application_name, pid or none"
+            )
+        policy = replace(policy, worker_session=raw["worker_session"])
+    if "exact_count_limit" in raw:
+        limit = raw["exact_count_limit"]
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise UserError(f"bad queue spec {source}: exact_count_limit must be a whole number "
+                            "of rows, 0 or more")
+        policy = replace(policy, exact_count_limit=limit)
+    return policy

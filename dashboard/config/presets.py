@@ -1,0 +1,116 @@
+"""Where a spec comes from: a preset (adapter), a TOML file, or flags over either."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from dashboard.config.parse import (
+    check_dead_letter,
+    parse_duration,
+    parse_table_name,
+    spec_from_dict,
+)
+from dashboard.errors import UserError
+from dashboard.models import OPTIONAL_COLUMNS, QueueSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_PRESET = "demo"
+# What `--table` alone assumes: common names, refined by the warnings of the first poll.
+GENERIC_STATES = {
+    "ready": ("pending", "queued", "ready", "available", "new"),
+    "scheduled": (),
+    "running": ("running", "processing", "active", "in_progress"),
+    "done": ("done", "completed", "succeeded", "finished"),
+    "failed": ("failed", "error", "errored"),
+    "dead": ("dead", "discarded", "cancelled"),
+}
+
+
+def _preset_folder():
+    return resources.files("dashboard").joinpath("presets")
+
+
+def preset_names() -> list[str]:
+    return sorted(p.name[:-5] for p in _preset_folder().iterdir() if p.name.endswith(".toml"))
+
+
+def _preset_text(name: str) -> str:
+    if name not in preset_names():
+        raise UserError(f"unknown preset {name!r}; choose one of: {', '.join(preset_names())}")
+    return _preset_folder().joinpath(f"{name}.toml").read_text("utf-8")
+
+
+def load_preset(name: str) -> QueueSpec:
+    return spec_from_dict(tomllib.loads(_preset_text(name)), f"preset {name}")
+
+
+def preset_about(name: str) -> dict[str, Any]:
+    """The `[about]` table of a preset: library, version tested, liveness, recovery."""
+    about = tomllib.loads(_preset_text(name)).get("about", {})
+    return about if isinstance(about, dict) else {}
+
+
+def load_file(path: str | Path) -> QueueSpec:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"queue file {path} does not exist; pass an existing TOML file") from None
+    except IsADirectoryError:
+        raise UserError(f"queue file {path} is a directory; pass a TOML file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read queue file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"bad TOML in {path}: {exc}; fix the syntax and retry") from None
+    return spec_from_dict(data, str(path))
+
+
+def build_spec(
+    queue_file: str | None = None,
+    preset: str | None = None,
+    table: str | None = None,
+    id_column: str | None = None,
+    status_column: str | None = None,
+    stale_after: str | None = None,
+    columns: dict[str, str] | None = None,
+) -> QueueSpec:
+    """The spec from --queue or --preset (else the demo preset), then flag overrides.
+
+    `columns` maps spec keys (started_at, worker, lease_until, ...) to column names given
+    as flags; with `--table` alone the usual names are found in the catalog (validate).
+    """
+    if queue_file and preset:
+        raise UserError("give either --queue FILE or --preset NAME, not both")
+    if queue_file:
+        spec = load_file(queue_file)
+    elif preset:
+        spec = load_preset(preset)
+    elif table:
+        spec = QueueSpec(table=parse_table_name(table), states=dict(GENERIC_STATES), source="flags")
+    else:
+        spec = load_preset(DEFAULT_PRESET)
+    if table:
+        spec = replace(spec, table=parse_table_name(table))
+    given = {k: v for k, v in (columns or {}).items() if v}
+    unknown = set(given) - set(OPTIONAL_COLUMNS)
+    if unknown:
+        raise UserError(f"unknown column key(s) {', '.join(sorted(unknown))}")
+    if id_column:
+        given["id"] = id_column
+    if status_column:
+        given["status"] = status_column
+    if given:
+        spec = replace(spec, columns=replace(spec.columns, **given))
+    if stale_after:
+        seconds = parse_duration(stale_after, "--stale-after")
+        spec = replace(spec, policy=replace(spec.policy, stale_after_s=seconds))
+    check_dead_letter(spec)
+    return spec

@@ -1,0 +1,81 @@
+"""The monitor's cost budget: each section is read as often as its cost allows.
+
+queuetop is left open on production, so the monitor may spend only a small share
+of the server's time. Each section measures what it costs; a section whose cost
+exceeds its share of the interval is read less often, and between reads the
+snapshot carries its last data with its age. A section that fails (a timeout, a
+table locked by someone else) keeps its last data, says why, and backs off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from dashboard.models import SectionState
+
+SHARE = 0.04  # of wall time, per section: all of them together stay near 5 %
+LOAD_WINDOW_S = 60.0
+MAX_EVERY_S = 300.0
+
+
+@dataclass
+class Section:
+    """One section's clock, cost and last data."""
+
+    name: str
+    data: Any = None
+    cost_s: float = 0.0
+    every_s: float = 0.0
+    read_at: float | None = None  # monotonic, of the last successful read
+    tried_at: float | None = None
+    error: str | None = None
+    failures: int = 0
+
+    def due(self, now: float, interval: float) -> bool:
+        if self.tried_at is None:
+            return True
+        return now - self.tried_at >= max(self.every_s, interval) - 0.5 * min(interval, 1.0)
+
+    def succeeded(self, data: Any, cost_s: float, now: float, interval: float) -> None:
+        self.data, self.cost_s, self.read_at, self.tried_at = data, cost_s, now, now
+        self.error, self.failures = None, 0
+        self.every_s = min(max(interval, cost_s / SHARE), MAX_EVERY_S)
+
+    def failed(self, error: str, cost_s: float, now: float, interval: float, *,
+               back_off: bool = True) -> None:
+        """Keep the last data; try again later, later still after each timeout (a read
+        that timed out spent server time). A table locked by someone else costs the
+        server nothing while we wait: try again soon, to be fresh as soon as it is free."""
+        self.error, self.tried_at = error, now
+        self.failures += 1
+        self.cost_s = max(self.cost_s, cost_s)
+        factor = 2 ** min(self.failures, 5) if back_off else 1
+        self.every_s = min(max(interval, cost_s / SHARE) * factor, MAX_EVERY_S)
+
+    def state(self, now: float) -> SectionState:
+        age = None if self.read_at is None else max(now - self.read_at, 0.0)
+        return SectionState(self.name, age, round(self.cost_s * 1000, 2),
+                            round(self.every_s, 2), self.error)
+
+
+@dataclass
+class LoadMeter:
+    """The monitor's database time per second of wall time, over the last minute."""
+
+    window_s: float = LOAD_WINDOW_S
+    started: float = field(default_factory=time.monotonic)
+    spent: deque = field(default_factory=deque)  # (monotonic end, seconds)
+
+    def add(self, seconds: float, now: float) -> None:
+        self.spent.append((now, seconds))
+        while self.spent and self.spent[0][0] < now - self.window_s:
+            self.spent.popleft()
+
+    def load(self, now: float) -> float | None:
+        elapsed = min(now - self.started, self.window_s)
+        if elapsed < 1.0:
+            return None
+        return sum(s for _, s in self.spent) / elapsed

@@ -1,0 +1,136 @@
+"""Counting the queue: exact where an index serves, one pass where none does.
+
+The result of a count is a QueueCounts: rows per raw state value, how many of the
+ready ones are due later (scheduled), row locks per holder, the oldest due age,
+stale leases, and the same per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+import queries
+from dashboard.models import GroupStats, QueueSpec, RowLockHolder
+from dashboard.monitor.plan import CountPlan, branch
+from dashboard.queue_sql import statement
+
+ROW_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class XactHolder:
+    pid: int
+    application_name: str
+
+
+@dataclass
+class QueueCounts:
+    """What one count read: exact for every value it names."""
+
+    by_status: dict[str, int] = field(default_factory=dict)
+    later: dict[str, int] = field(default_factory=dict)  # ready rows due later, per value
+    locked: dict[str, int] = field(default_factory=dict)  # per role
+    holders: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, role) -> rows
+    apps: dict[int, str] = field(default_factory=dict)
+    oldest_ready_s: float | None = None
+    stale: int = 0
+    stale_ids: list[str] = field(default_factory=list)
+    groups: dict[str, dict[str, float]] = field(default_factory=dict)
+    counted: set[str] = field(default_factory=set)  # values counted exactly, rows or none
+
+    def role_counts(self, spec: QueueSpec) -> dict[str, int]:
+        """Rows per role; ready rows due later count as scheduled."""
+        counts = {role: sum(self.by_status.get(v, 0) for v in spec.values(role))
+                  for role in spec.states}
+        later = sum(self.later.get(v, 0) for v in spec.values("ready"))
+        counts["ready"] = counts.get("ready", 0) - later
+        counts["scheduled"] = counts.get("scheduled", 0) + later
+        return counts
+
+    def row_lock_holders(self) -> tuple[RowLockHolder, ...]:
+        return tuple(RowLockHolder(pid=pid, role=role, rows=n,
+                                   application_name=self.apps.get(pid, ""))
+                     for (pid, role), n in sorted(self.holders.items()))
+
+    def group_stats(self) -> tuple[GroupStats, ...]:
+        return tuple(GroupStats(name=name, ready=int(g["ready"]), scheduled=int(g["scheduled"]),
+                                running=int(g["running"]), locked=int(g["locked"]),
+                                oldest_ready_age_s=g["oldest"], stale_leases=int(g["stale"]))
+                     for name, g in sorted(self.groups.items()))
+
+
+def xact_holders(conn: psycopg.Connection) -> dict[str, XactHolder]:
+    """Transaction id -> its session, for the transactions other sessions hold open."""
+    return {xid: XactHolder(pid, app)
+            for xid, pid, app in conn.execute(queries.load("monitor/get_xact_locks")).fetchall()}
+
+
+def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> QueueCounts:
+    out = QueueCounts(apps={h.pid: h.application_name for h in xacts.values()})
+    for r in rows:
+        value, n, role = r["status"], int(r["n"]), spec.role_of(r["status"])
+        out.by_status[value] = out.by_status.get(value, 0) + n
+        later = int(r["later"] or 0) if role == "ready" else 0
+        out.later[value] = out.later.get(value, 0) + later
+        holder = xacts.get(r["holder_xid"]) if r["holder_xid"] else None
+        if holder and role:
+            out.locked[role] = out.locked.get(role, 0) + n
+            key = (holder.pid, role)
+            out.holders[key] = out.holders.get(key, 0) + n
+        oldest = r["oldest_s"] if role == "ready" else None
+        if oldest is not None:
+            out.oldest_ready_s = max(out.oldest_ready_s or oldest, oldest)
+        stale = int(r["stale"] or 0) if role == "running" else 0
+        out.stale += stale
+        out.stale_ids += r.get("stale_ids") or []
+        if r["grp"] is not None and role in ("ready", "scheduled", "running"):
+            g = out.groups.setdefault(r["grp"], {"ready": 0, "scheduled": 0, "running": 0,
+                                                 "locked": 0, "oldest": None, "stale": 0})
+            if role == "ready":
+                g["ready"] += n - later
+                g["scheduled"] += later
+            else:
+                g[role] += n
+            g["locked"] += n if holder else 0
+            g["stale"] += stale
+            if oldest is not None:
+                g["oldest"] = max(g["oldest"] or oldest, oldest)
+    return out
+
+
+def count_through_indexes(conn: psycopg.Connection, spec: QueueSpec,
+                          parts: dict[str, sql.Composable], plan: CountPlan,
+                          xacts: dict[str, XactHolder]) -> QueueCounts:
+    """Index mode: one statement, a UNION ALL of one branch per exactly counted value."""
+    values = plan.exact_values
+    params: dict[str, object] = {"xids": list(xacts)}
+    branches = []
+    for i, value in enumerate(values):
+        params[f"v{i}"] = value.value
+        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}")))
+    stmt = sql.SQL("\nUNION ALL\n").join(branches)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(stmt, params).fetchall()
+    counts = _fold(spec, rows, xacts)
+    for value in values:  # a value with no rows is an exact zero, not an unknown
+        counts.by_status.setdefault(value.value, 0)
+    return counts
+
+
+def count_in_one_pass(conn: psycopg.Connection, spec: QueueSpec,
+                      parts: dict[str, sql.Composable],
+                      xacts: dict[str, XactHolder]) -> QueueCounts:
+    """Scan mode: every value, the oldest due age and the stale ids from one read."""
+    running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
+    is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
+    stmt = statement(spec, "monitor/count_all_in_one_pass", **{**parts, "is_stale": is_stale})
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(stmt, {"xids": list(xacts), "limit": ROW_LIMIT,
+                                  "running": list(spec.values("running"))}).fetchall()
+    counts = _fold(spec, rows, xacts)
+    counts.counted = set(spec.values_of(tuple(spec.states))) | set(counts.by_status)
+    return counts

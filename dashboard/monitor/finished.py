@@ -1,0 +1,112 @@
+"""Finished states (done, failed, dead): counted exactly while the table is small or on
+demand, estimated from the catalog above the limit, or read from a history table.
+
+The estimate: the live rows the server counts (pg_stat n_live_tup, else reltuples)
+minus the exact count of the active rows, split among the other values as the
+planner's statistics split them, the way the planner estimates `state = value`:
+a most-common value's frequency, else the remainder spread over the values the
+statistics did not list (so a rare state does not read 0 while the statistics
+say something is left).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+import queries
+from dashboard.models import FINISHED_ROLES, QueueSpec, TableName
+from dashboard.queue_sql import statement
+
+
+@dataclass
+class FinishedRead:
+    """One read of the finished section: values exactly ('exact', {value: rows}) or the
+    statistics to estimate them ('stats', Statistics), or None where the one pass counted
+    them; and the rows of the dead-letter table, when dead jobs are moved to one."""
+
+    values: tuple[str, Any] | None = None
+    dead_rows: int | None = None
+    dead_estimated: bool = False
+
+
+@dataclass(frozen=True)
+class Statistics:
+    rows: float | None  # live rows, or None when the catalog knows nothing
+    null_frac: float
+    n_distinct: float
+    common: dict[str, float]  # most common values -> frequency
+
+
+def read_statistics(conn: psycopg.Connection, table: TableName, column: str) -> Statistics:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(queries.load("monitor/get_count_statistics"),
+                          {"schema": table.schema, "table": table.name,
+                           "column": column}).fetchone()
+    if row is None:
+        return Statistics(None, 0.0, 0.0, {})
+    live, reltuples = row["live_rows"], row["reltuples"]
+    rows = live if live and live > 0 else (reltuples if reltuples and reltuples > 0 else None)
+    common = dict(zip(row["common_values"] or [], row["common_freqs"] or [], strict=False))
+    return Statistics(rows, row["null_frac"] or 0.0, row["n_distinct"] or 0.0, common)
+
+
+def table_rows(stats: Statistics) -> float:
+    return stats.rows or 0.0
+
+
+def estimate(stats: Statistics, values: list[str], exact: dict[str, int]) -> dict[str, int]:
+    """Rows per value of `values` (the ones not counted exactly), from the statistics."""
+    if stats.rows is None or not values:
+        return {}
+    rest = max(stats.rows - sum(exact.values()), 0.0)
+    listed = sum(stats.common.values())
+    distinct = stats.n_distinct if stats.n_distinct >= 0 else -stats.n_distinct * stats.rows
+    unlisted = max(distinct - len(stats.common), 1.0)
+    other = max(1.0 - stats.null_frac - listed, 0.0) / unlisted
+    if stats.common:  # the planner never puts an unlisted value above the least common one
+        other = min(other, min(stats.common.values()))
+    weights = {v: stats.common.get(v, other) for v in values}
+    # values the statistics list but the spec does not know share the rows too
+    strangers = {v: f for v, f in stats.common.items() if v not in weights and v not in exact}
+    total = sum(weights.values()) + sum(strangers.values())
+    if total <= 0:
+        return dict.fromkeys(values, 0)
+    shares = {**weights, **strangers}
+    return {v: round(rest * f / total) for v, f in shares.items()}
+
+
+def count_exactly(conn: psycopg.Connection, spec: QueueSpec,
+                  parts: dict[str, sql.Composable]) -> dict[str, int]:
+    """Every value of the queue table, one full read (a count, locking nothing)."""
+    rows = conn.execute(statement(spec, "monitor/count_every_value", **parts)).fetchall()
+    return {status: n for status, n in rows}
+
+
+def count_history(conn: psycopg.Connection, spec: QueueSpec) -> dict[str, int]:
+    """Finished values from the history table where the library logs deleted jobs."""
+    history = spec.history
+    assert history is not None
+    stmt = statement(spec, "monitor/count_history",
+                     history_table=sql.Identifier(*history.table.parts()),
+                     history_status=sql.Identifier(history.status))
+    values = spec.values_of(FINISHED_ROLES)
+    rows = conn.execute(stmt, {"values": values}).fetchall()
+    counts = dict.fromkeys(values, 0)
+    counts.update({status: n for status, n in rows})
+    return counts
+
+
+def count_dead_table(conn: psycopg.Connection, table: TableName, limit: int,
+                     exact: bool) -> tuple[int, bool]:
+    """Rows of the dead-letter table: counted while small (or on demand), else the catalog's
+    live rows; (rows, estimated)."""
+    stats = read_statistics(conn, table, "")
+    if exact or table_rows(stats) < limit:
+        stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
+        return conn.execute(stmt).fetchone()[0], False
+    return round(table_rows(stats)), True

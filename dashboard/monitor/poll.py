@@ -1,0 +1,298 @@
+"""Monitor: one poll after another, each section read as often as its cost allows.
+
+    monitor = Monitor(spec, interval=1.0)
+    snap = monitor.poll(conn)      # conn from db.connect_monitor
+    monitor.request_exact()        # the next poll counts every state exactly
+
+The sections reading the queue table (counts, stale leases, finished states, or the
+one pass that replaces them where no index serves) each have their own timeout; a
+table locked by someone else degrades them alone, with the blocker named, while
+locks, waits and idle sessions keep refreshing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import psycopg
+from psycopg import errors
+
+import queries
+from dashboard import db
+from dashboard.config import state_warnings
+from dashboard.errors import UserError
+from dashboard.models import ACTIVE_ROLES, FINISHED_ROLES, QueueSpec, ServerInfo, Snapshot
+from dashboard.monitor import counts as counting
+from dashboard.monitor import finished, sessions
+from dashboard.monitor.budget import LoadMeter, Section
+from dashboard.monitor.plan import CountPlan, plan_counts
+from dashboard.monitor.stale import read_stale
+from dashboard.queue_sql import queue_parts
+from dashboard.visibility import partial_sections
+
+TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
+SESSION_SECTIONS = ("locks", "waits", "idle")
+FIRST_SCAN_TIMEOUT_MS = 10_000
+MAX_SCAN_TIMEOUT_MS = 30_000
+
+
+class TableBlocked(Exception):
+    """A read of the queue table waited past lock_timeout: someone holds it exclusively."""
+
+
+class Monitor:
+    """The monitor of one queue: section clocks, the count plan, and the last data."""
+
+    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False):
+        self.spec = spec
+        self.interval = interval
+        self.parts = queue_parts(spec)
+        self.sections = {n: Section(n) for n in TABLE_SECTIONS + SESSION_SECTIONS}
+        self.plan: CountPlan | None = None
+        self.meter = LoadMeter()
+        self._exact = exact
+        # per connection: its server, and the statement_timeout last set on it
+        self._server: tuple[psycopg.Connection, ServerInfo] | None = None
+        self._timeout: tuple[psycopg.Connection, int] | None = None
+        self._notes: list[str] = []
+
+    def request_exact(self) -> None:
+        """Count every state exactly on the next poll, whatever the table's size."""
+        self._exact = True
+
+    # --- one poll -----------------------------------------------------------------------
+
+    def poll(self, conn: psycopg.Connection) -> Snapshot:
+        started = time.perf_counter()
+        self._notes = []
+        if self._server is not None and self._server[0] is not conn:
+            for section in self.sections.values():  # back after an outage: read it all
+                section.tried_at = None
+        server = self._server_info(conn)
+        blocked: str | None = None
+        try:
+            self._table_sections(conn)
+        except TableBlocked as exc:
+            blocked = str(exc)
+            main = self.sections["scan" if self.plan and self.plan.mode == "scan" else "counts"]
+            if main.error != blocked:  # the plan itself could not be made
+                main.failed(blocked, 0.0, time.monotonic(), self.interval, back_off=False)
+        except errors.InsufficientPrivilege as exc:
+            raise UserError(
+                f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
+                f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}") from exc
+        schema, table = self.spec.table.schema, self.spec.table.name
+        self._read("locks", conn, lambda: sessions.read_locks(conn, schema, table), optional=True)
+        self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
+        self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
+        self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
+        elapsed = time.perf_counter() - started
+        now = time.monotonic()
+        self.meter.add(elapsed, now)
+        return self._snapshot(server, elapsed, blocked, now)
+
+    def _table_sections(self, conn: psycopg.Connection) -> None:
+        now = time.monotonic()
+        if any(s.error and "locked by" in s.error for s in self.sections.values()):
+            table = self.spec.table  # still locked? say so without waiting lock_timeout
+            who = sessions.table_blockers(conn, table.schema, table.name, held_only=True)
+            if who:
+                raise TableBlocked(f"{table} is locked by {who}")
+        if self.plan is None or self.plan.stale(now):
+            self.plan = self._guarded(conn, lambda: plan_counts(conn, self.spec, self.parts))
+        exact, self._exact = self._exact, False
+        if self.plan.mode == "scan":
+            if self._due("scan", now) or exact:
+                self._read("scan", conn, lambda: counting.count_in_one_pass(
+                    conn, self.spec, self.parts, counting.xact_holders(conn)), table=True)
+                self._refresh_stale(conn, now, force=True)
+        else:
+            if self._due("counts", now):
+                self._read("counts", conn, lambda: counting.count_through_indexes(
+                    conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)),
+                    table=True)
+            self._refresh_stale(conn, now)
+        if self._shown("finished") and (self._due("finished", now) or exact):
+            self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
+
+    def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
+        source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
+        if source is None or not self.spec.can_find_stale():
+            return
+        if source.stale == 0:
+            self.sections["stale"].succeeded([], 0.0, now, self.interval)
+        elif force or (self.plan.mode == "index" and self._due("stale", now)):
+            ids = source.stale_ids if self.plan.mode == "scan" else None
+            self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
+                       table=True)
+
+    def _finished(self, conn: psycopg.Connection, exact: bool) -> finished.FinishedRead:
+        """Finished values exactly, or the statistics to estimate them at snapshot time; and
+        the rows of a dead-letter table."""
+        spec, limit = self.spec, self.spec.policy.exact_count_limit
+        read = finished.FinishedRead()
+        if spec.history:
+            stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
+            read.values = ("exact", finished.count_history(conn, spec)) \
+                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+        elif self.plan is not None and self.plan.mode == "index":
+            column = spec.columns.real("status") or ""
+            stats = finished.read_statistics(conn, spec.table, column)
+            read.values = ("exact", finished.count_exactly(conn, spec, self.parts)) \
+                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+        dead = spec.policy.dead_letter
+        if dead and dead.kind == "table" and dead.table:
+            read.dead_rows, read.dead_estimated = finished.count_dead_table(conn, dead.table,
+                                                                            limit, exact)
+        return read
+
+    # --- running a section ---------------------------------------------------------------
+
+    def _due(self, name: str, now: float) -> bool:
+        return self.sections[name].due(now, self.interval)
+
+    def _timeout_for(self, name: str) -> int:
+        base = db.monitor_timeout_ms(self.interval)
+        if name not in ("scan", "finished"):
+            return base
+        section = self.sections[name]
+        if section.read_at is None:
+            return max(base, FIRST_SCAN_TIMEOUT_MS)
+        return max(base, min(MAX_SCAN_TIMEOUT_MS, int(section.cost_s * 3000)))
+
+    def _set_timeout(self, conn: psycopg.Connection, ms: int) -> None:
+        if self._timeout is None or self._timeout[0] is not conn or self._timeout[1] != ms:
+            conn.execute(queries.load("monitor/set_statement_timeout"), {"ms": str(ms)})
+            self._timeout = (conn, ms)
+
+    def _guarded(self, conn: psycopg.Connection, fn: Callable[[], Any]) -> Any:
+        """A read of the queue table that names the blocker when the table is locked."""
+        try:
+            return fn()
+        except errors.LockNotAvailable:
+            table = self.spec.table
+            who = sessions.table_blockers(conn, table.schema, table.name)
+            raise TableBlocked(f"{table} is locked by {who}") from None
+
+    def _read(self, name: str, conn: psycopg.Connection, fn: Callable[[], Any], *,
+              table: bool = False, optional: bool = False) -> None:
+        section = self.sections[name]
+        self._set_timeout(conn, self._timeout_for(name))
+        t0 = time.perf_counter()
+        try:
+            data = self._guarded(conn, fn) if table else fn()
+        except TableBlocked as exc:
+            section.failed(str(exc), 0.0, time.monotonic(), self.interval, back_off=False)
+            raise
+        except errors.QueryCanceled:
+            cost = time.perf_counter() - t0
+            section.failed(f"timed out (statement_timeout {self._timeout_for(name)} ms)", cost,
+                           time.monotonic(), self.interval)
+            return
+        except errors.InsufficientPrivilege as exc:
+            if not optional:
+                raise
+            self._notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
+            data = ()
+        section.succeeded(data, time.perf_counter() - t0, time.monotonic(), self.interval)
+
+    def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
+        if self._server is None or self._server[0] is not conn:
+            row = conn.execute(queries.load("monitor/get_server_info")).fetchone()
+            self._server = (conn, ServerInfo(row[0], row[1], row[2], db.describe_address(conn)))
+        return self._server[1]
+
+    # --- the snapshot --------------------------------------------------------------------
+
+    def _snapshot(self, server: ServerInfo, elapsed: float, blocked: str | None,
+                  now: float) -> Snapshot:
+        spec, mode = self.spec, self.plan.mode if self.plan else "index"
+        source = self.sections["scan" if mode == "scan" else "counts"].data
+        counted = source or counting.QueueCounts()
+        by_status, estimated = self._with_finished(dict(counted.by_status), counted.counted,
+                                                   mode)
+        role_counts = counting.QueueCounts(by_status=by_status,
+                                           later=counted.later).role_counts(spec)
+        counts = {role: role_counts.get(role, 0) for role in spec.roles}
+        read = self.sections["finished"].data
+        if read is not None and read.dead_rows is not None:  # the dead-letter table's rows
+            counts["dead"] += read.dead_rows
+            if read.dead_estimated and "dead" not in estimated:
+                estimated.append("dead")
+        notes = list(self._notes)
+        if not spec.can_find_stale():
+            notes.append("stale leases unknown: the spec names no lease_until, started_at, "
+                         "heartbeat or workers table; pass --started-at-column or "
+                         "--lease-until-column")
+        stale = self.sections["stale"].data or []
+        locks = self.sections["locks"].data or ()
+        waits = self.sections["waits"].data or ((), ())
+        return Snapshot(
+            taken_at=datetime.now(timezone.utc),
+            queue=str(spec.table),
+            server=server,
+            counts=counts,
+            estimated=tuple(estimated),
+            by_status=by_status,
+            locked={role: counted.locked.get(role, 0) for role in ACTIVE_ROLES
+                    if role in spec.roles},
+            row_lock_holders=counted.row_lock_holders(),
+            oldest_ready_age_s=counted.oldest_ready_s,
+            locks=tuple(locks),
+            waiting=waits[0],
+            idle_in_transaction=tuple(self.sections["idle"].data or ()),
+            stale_leases=tuple(stale),
+            blockers=waits[1],
+            warnings=tuple(notes) + state_warnings(spec, by_status),
+            elapsed_ms=elapsed * 1000,
+            groups=counted.group_stats(),
+            sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
+            monitor_load=self.meter.load(now),
+            count_mode=mode,
+            stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
+            roles=spec.roles,
+        )
+
+    def _with_finished(self, by_status: dict[str, int], counted: set[str],
+                       mode: str) -> tuple[dict[str, int], list[str]]:
+        """The active counts plus the finished ones, and the roles that are estimates.
+        Only values with rows appear in by_status."""
+        spec, read = self.spec, self.sections["finished"].data
+        if read is None or read.values is None:
+            return by_status, []  # the one pass counted every value exactly
+        kind, found = read.values
+        values = spec.values_of(FINISHED_ROLES)
+        if kind == "stats":
+            exact = {} if spec.history else by_status
+            guessed = [v for v in values if spec.history or v not in counted]
+            found = finished.estimate(found, guessed, exact)
+        for value, n in found.items():
+            if spec.history and value in values:
+                by_status[value] = n  # finished jobs live in the history table
+            elif value not in counted:  # a fresher exact count wins
+                by_status[value] = n
+        by_status = {v: n for v, n in by_status.items() if n}
+        if kind == "exact":
+            return by_status, []
+        return by_status, [r for r in FINISHED_ROLES if any(v in found for v in spec.values(r))]
+
+    def _shown(self, name: str) -> bool:
+        mode = self.plan.mode if self.plan else "index"
+        if name == "scan":
+            return mode == "scan"
+        if name == "counts":
+            return mode == "index"
+        if name == "finished":
+            dead = self.spec.policy.dead_letter
+            return (mode == "index" or self.spec.history is not None
+                    or bool(dead and dead.kind == "table"))
+        return True
+
+
+def collect(conn: psycopg.Connection, spec: QueueSpec, *, exact: bool = False,
+            interval: float = 2.0) -> Snapshot:
+    """One snapshot of the queue and of the sessions around it (every section read once)."""
+    return Monitor(spec, interval, exact=exact).poll(conn)

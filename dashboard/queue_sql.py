@@ -1,0 +1,153 @@
+"""The pieces of every statement about the queue table, composed from its spec.
+
+A statement names what it needs as `{placeholders}`: the table and id column as
+identifiers, the state and every optional column as an expression over the row `t`
+(a column, a derived expression from the adapter's SQL, or a typed NULL), and the
+composites built from them: when a job's lease expires and whether its worker lives.
+Used by the monitor, the actions and the load generator alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from psycopg import sql
+
+import queries
+from dashboard.models import Columns, Derived, QueueSpec
+
+# What an optional column reads as when the spec has no such column: a typed NULL.
+ABSENT = {
+    "created_at": "NULL::timestamptz",
+    "scheduled_at": "NULL::timestamptz",
+    "started_at": "NULL::timestamptz",
+    "worker": "NULL::text",
+    "attempts": "NULL::int",
+    "max_attempts": "NULL::int",
+    "lease_until": "NULL::timestamptz",
+    "lease_token": "NULL::bigint",
+    "heartbeat": "NULL::timestamptz",
+    "last_error": "NULL::text",
+    "group": "NULL::text",
+    "payload": "NULL::text",
+    "requeue_refusal": "NULL::text",
+    "dead_letter_refusal": "NULL::text",
+}
+NAIVE_TIMESTAMP = "timestamp without time zone"
+
+
+def statement(spec: QueueSpec, name: str, **parts: sql.Composable) -> sql.Composed:
+    """Statement `name` (the adapter's own version where it has one) with its parts."""
+    return queries.get(queries.resolve(name, spec.adapter), **parts)
+
+
+def _interval(seconds: float) -> sql.Composable:
+    return sql.SQL("make_interval(secs => {})").format(sql.Literal(float(seconds)))
+
+
+def _timestamp(expr: sql.Composable, kind: str, zone: str | None) -> sql.Composable:
+    """Timestamps without time zone read in the spec's zone (else the session's), so that
+    every timestamp the monitor compares or returns carries its zone."""
+    if not kind.startswith(NAIVE_TIMESTAMP):
+        return expr
+    if zone:
+        return sql.SQL("({} AT TIME ZONE {})").format(expr, sql.Literal(zone))
+    return sql.SQL("({})::timestamptz").format(expr)
+
+
+def _column(spec: QueueSpec, key: str, base: dict[str, sql.Composable]) -> sql.Composable:
+    value = getattr(spec.columns, key)
+    if value is None:
+        return sql.SQL(ABSENT.get(key, "NULL"))
+    if isinstance(value, Derived):
+        return queries.expression(f"presets/{spec.adapter}/{value.name}").format(**base)
+    expr: sql.Composable = sql.SQL("t.{}").format(sql.Identifier(value))
+    kind = spec.column_types.get(value, "")
+    if key == "worker" and spec.worker_element:
+        return sql.SQL("({})[{}]").format(expr, sql.Literal(spec.worker_element))
+    return _timestamp(expr, kind, spec.time_zone)
+
+
+def _worker_seen(spec: QueueSpec, worker: sql.Composable) -> sql.Composable:
+    """The last heartbeat of the job's worker in the workers table (NULL: no such worker)."""
+    workers = spec.workers
+    if workers is None:
+        return sql.SQL("NULL::timestamptz")
+    seen = _timestamp(sql.SQL("w.{}").format(sql.Identifier(workers.last_seen)),
+                      spec.workers_types.get(workers.last_seen, ""), spec.time_zone)
+    return sql.SQL("(SELECT max({seen}) FROM {table} AS w WHERE w.{key}::text = ({worker})::text)"
+                   ).format(seen=seen, table=sql.Identifier(*workers.table.parts()),
+                            key=sql.Identifier(workers.key), worker=worker)
+
+
+def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str, sql.Composable]:
+    """`expires_at` (when a running job's lease ran out) and `worker_alive` (true, false, or
+    NULL when unknown), from the lease, the heartbeats, and the start time."""
+    worker, kind = cols["worker"], spec.liveness
+    seen = _worker_seen(spec, worker)
+    if kind == "heartbeat":
+        timeout = _interval(spec.policy.heartbeat_timeout_s)
+        live_expiry = sql.SQL("{} + {}").format(cols["heartbeat"], timeout)
+        alive = sql.SQL("coalesce({} > now() - {}, false)").format(cols["heartbeat"], timeout)
+    elif kind == "workers":
+        timeout = _interval(spec.workers.timeout_s)
+        # a job whose worker left the table (or never had one) ran out when it started
+        live_expiry = sql.SQL("coalesce({seen} + {timeout}, {started}, {created}, now())").format(
+            seen=seen, timeout=timeout, started=cols["started_at"], created=cols["created_at"])
+        alive = sql.SQL("coalesce({} > now() - {}, false)").format(seen, timeout)
+    else:
+        live_expiry = sql.SQL("NULL::timestamptz")
+        if kind == "none":
+            alive = sql.SQL("NULL::boolean")
+        else:
+            match = sql.SQL("a.pid::text" if kind == "pid" else "a.application_name")
+            alive = sql.SQL("CASE WHEN ({worker}) IS NULL THEN NULL ELSE EXISTS ("
+                            "SELECT 1 FROM pg_stat_activity AS a "
+                            "WHERE {match} = ({worker})::text) END").format(worker=worker,
+                                                                            match=match)
+    stale_after = sql.SQL("{} + {}").format(cols["started_at"],
+                                            _interval(spec.policy.stale_after_s))
+    expires = sql.SQL("coalesce(least({lease}, {live}), {stale_after})").format(
+        lease=cols["lease_until"], live=live_expiry, stale_after=stale_after)
+    return {"expires_at": expires, "worker_alive": alive, "worker_seen": seen,
+            "is_stale": sql.SQL("({} <= now())").format(expires)}
+
+
+def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
+    """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
+    cols = spec.columns
+    base: dict[str, Any] = {"table": sql.Identifier(*spec.table.parts()),
+                            "id": sql.Identifier(cols.id)}
+    if isinstance(cols.status, Derived):
+        state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
+        status, status_type = state, sql.SQL("text")
+    else:
+        status = sql.Identifier(cols.status)
+        state = sql.SQL("t.{}").format(status)
+        status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
+    exprs = {f.name: _column(spec, f.name, base) for f in fields(Columns)
+             if f.name not in ("id", "status")}
+    ready_since = sql.SQL("coalesce({}, {})").format(exprs["scheduled_at"], exprs["created_at"])
+    return {**base, "status": status, "state": state, "status_type": status_type,
+            "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
+            "ready_since": ready_since, **exprs, **liveness_parts(spec, exprs)}
+
+
+def value_placeholders(spec: QueueSpec, roles: tuple[str, ...],
+                       prefix: str = "v") -> tuple[list[tuple[str, sql.Composable]], dict]:
+    """One named parameter per raw value of `roles`: [(value, placeholder)], params."""
+    values = spec.values_of(roles)
+    holders = [(v, sql.Placeholder(f"{prefix}{i}")) for i, v in enumerate(values)]
+    return holders, {f"{prefix}{i}": v for i, v in enumerate(values)}
+
+
+def state_in(spec: QueueSpec, roles: tuple[str, ...], parts: dict[str, sql.Composable],
+             prefix: str = "s") -> tuple[sql.Composable, dict]:
+    """`(state = %(s0)s OR state = %(s1)s …)`: an OR of equalities, which partial indexes
+    on each value can serve (a bitmap OR), unlike `state = ANY(array)`."""
+    holders, params = value_placeholders(spec, roles, prefix)
+    if not holders:
+        return sql.SQL("false"), {}
+    return sql.SQL("({})").format(sql.SQL(" OR ").join(
+        sql.SQL("{} = {}").format(parts["state"], p) for _, p in holders)), params

@@ -1,0 +1,97 @@
+"""Running real queue libraries in tests: their interpreters, packages and worker processes.
+
+Libraries' own workers run as subprocesses in a process group of their own, so a test
+can SIGKILL a worker mid-job (and every child it forked) as a crash would. Packages a
+library needs beyond the test extra (Node packages, a Python 3.12 venv for Oban) are
+installed once into `.cache/` at the repository root (git-ignored) and reused.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache"
+
+
+def find_python(version: str) -> str | None:
+    """An interpreter of `version` (e.g. '3.12'): pyenv's, else one on PATH."""
+    root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"))
+    return found[-1] if found else shutil.which(f"python{version}")
+
+
+def _stamp(folder: Path, what: Sequence[str]) -> tuple[Path, str]:
+    return folder / ".installed", hashlib.sha256("\n".join(what).encode()).hexdigest()
+
+
+def python_venv(name: str, python: str, packages: Sequence[str]) -> Path:
+    """A venv under .cache/venvs/NAME with `packages` installed (once); its python."""
+    folder = CACHE / "venvs" / name
+    stamp, digest = _stamp(folder, [python, *packages])
+    exe = folder / "bin" / "python"
+    if not (stamp.exists() and stamp.read_text() == digest and exe.exists()):
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run([python, "-m", "venv", str(folder)], check=True)
+        subprocess.run([str(exe), "-m", "pip", "install", "-q", *packages], check=True)
+        stamp.write_text(digest)
+    return exe
+
+
+def node_packages(name: str, packages: Sequence[str]) -> Path:
+    """A folder under .cache/node/NAME with `packages` installed by npm (once)."""
+    if not shutil.which("npm") or not shutil.which("node"):
+        pytest.skip("Node.js and npm are not installed")
+    folder = CACHE / "node" / name
+    stamp, digest = _stamp(folder, list(packages))
+    if not (stamp.exists() and stamp.read_text() == digest):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
+                        *packages], cwd=folder, check=True)
+        stamp.write_text(digest)
+    return folder
+
+
+def spawn(cmd: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+          log: Path | None = None) -> subprocess.Popen:
+    """A worker process in a process group (session) of its own; output to `log`."""
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(list(cmd), env={**os.environ, **(env or {})}, cwd=cwd,
+                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    """Signal the worker and every process it forked, as a crash or an OOM kill would."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    if sig == signal.SIGKILL:
+        proc.wait(timeout=10)
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Ask the worker's group to stop (SIGTERM), then kill what is left."""
+    if proc.poll() is None:
+        kill_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    kill_group(proc, signal.SIGKILL)
+
+
+def this_python() -> str:
+    return sys.executable

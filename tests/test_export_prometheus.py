@@ -1,0 +1,242 @@
+"""Debian's real Prometheus scrapes `queuetop export`; what it stored equals `snapshot --json`.
+
+Also `promtool check metrics` (the Prometheus naming and exposition lint) on the output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from export_stage import STAGED_COUNTS, ExportProcess, StagedQueue, queuetop_env
+from helpers import wait_until
+from system_tools import free_port, require_binary
+
+SCRAPE_CONFIG = """\
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: queuetop
+    static_configs:
+      - targets: ['127.0.0.1:{port}']
+"""
+
+
+class Prometheus:
+    """A private Prometheus server (Debian's package) scraping one target every second."""
+
+    def __init__(self, binary: str, target_port: int, home: Path):
+        home.mkdir(parents=True, exist_ok=True)
+        config = home / "prometheus.yml"
+        config.write_text(SCRAPE_CONFIG.format(port=target_port))
+        self.port = free_port()
+        self.log = home / "prometheus.log"
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [binary, f"--config.file={config}", f"--storage.tsdb.path={home / 'data'}",
+                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+                stdout=log, stderr=subprocess.STDOUT)
+        wait_until(self._ready, timeout=60, interval=0.2)
+
+    def _ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"prometheus exited: {self.log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def query(self, promql: str) -> list[tuple[dict, float]]:
+        """An instant query through the HTTP API: (labels, value) per series."""
+        url = (f"http://127.0.0.1:{self.port}/api/v1/query?"
+               + urllib.parse.urlencode({"query": promql}))
+        with urllib.request.urlopen(url, timeout=10) as response:
+            doc = json.load(response)
+        assert doc["status"] == "success", doc
+        return [(r["metric"], float(r["value"][1])) for r in doc["data"]["result"]]
+
+    def value(self, promql: str) -> float:
+        series = self.query(promql)
+        assert len(series) == 1, (promql, series)
+        return series[0][1]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+@pytest.fixture
+def prometheus_binary() -> str:
+    return require_binary("prometheus", "prometheus")
+
+
+def snapshot_json(dsn: str, home: Path) -> dict:
+    done = subprocess.run([sys.executable, "-m", "dashboard", "snapshot", "--json", "--dsn", dsn],
+                          capture_output=True, text=True, timeout=60, env=queuetop_env(home))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def stored(prom: Prometheus) -> dict[str, float]:
+    """What Prometheus holds of every queuetop value, by a name like the JSON's."""
+    values = {f"jobs.{m['role']}": v for m, v in prom.query('queuetop_jobs{job="queuetop"}')}
+    values.update({f"estimated.{m['role']}": m["estimated"] == "true"
+                   for m, _ in prom.query('queuetop_jobs{job="queuetop"}')})
+    values.update({f"locked.{m['role']}": v
+                   for m, v in prom.query('queuetop_row_locked_jobs{job="queuetop"}')})
+    for name in ("oldest_ready_age_seconds", "stale_leases", "stale_lease_max_overdue_seconds",
+                 "waiting_sessions", "waiting_max_seconds", "idle_in_transaction_sessions",
+                 "idle_in_transaction_max_age_seconds", "last_success_timestamp_seconds",
+                 "up"):
+        values[name] = prom.value(f'queuetop_{name}{{job="queuetop"}}')
+    return values
+
+
+def from_json(doc: dict) -> dict[str, float]:
+    """The same values, as `queuetop snapshot --json` gives them."""
+    values = {f"jobs.{role}": n for role, n in doc["counts"].items()}
+    values.update({f"estimated.{role}": role in doc["estimated"] for role in doc["counts"]})
+    values.update({f"locked.{role}": n for role, n in doc["locked"].items()})
+    idle = doc["idle_in_transaction"]
+    values.update({
+        "oldest_ready_age_seconds": doc["oldest_ready_age_s"] or 0.0,
+        "stale_leases": len(doc["stale_leases"]),
+        "stale_lease_max_overdue_seconds": max(s["overdue_s"] for s in doc["stale_leases"]),
+        "waiting_sessions": len(doc["waiting"]),
+        "waiting_max_seconds": max(w["wait_s"] for w in doc["waiting"]),
+        "idle_in_transaction_sessions": len(idle),
+        "idle_in_transaction_max_age_seconds": max(
+            i["xact_age_s"] if i["xact_age_s"] is not None else i["idle_s"] for i in idle),
+    })
+    return values
+
+
+AGES = ("oldest_ready_age_seconds", "stale_lease_max_overdue_seconds", "waiting_max_seconds",
+        "idle_in_transaction_max_age_seconds")
+
+
+def assert_same(prom_values: dict, json_values: dict, taken_at: float) -> None:
+    """Counts equal; ages equal once moved to the JSON's moment (what Prometheus holds was
+    read at its own poll: `last_success_timestamp_seconds`)."""
+    shift = taken_at - prom_values["last_success_timestamp_seconds"]
+    for key, expected in json_values.items():
+        got = prom_values[key]
+        if key in AGES:
+            assert got + shift == pytest.approx(expected, abs=1.0), (key, got, shift, expected)
+        else:
+            assert got == expected, (key, got, expected)
+
+
+def test_prometheus_scrapes_export_and_matches_snapshot_json(
+        dsn, connect, background, prometheus_binary, tmp_path):
+    staged = StagedQueue(dsn, connect, background)
+    export = ExportProcess(dsn, tmp_path / "export")
+    prom = None
+    try:
+        prom = Prometheus(prometheus_binary, export.port, tmp_path / "prometheus")
+        # Prometheus scraped it and parsed every sample (its own `up` for the target)
+        wait_until(lambda: prom.query('up{job="queuetop"} == 1'), timeout=60, interval=0.5)
+        wait_until(lambda: prom.query('queuetop_waiting_sessions{job="queuetop"} == 1'),
+                   timeout=30, interval=0.5)
+        doc = snapshot_json(dsn, tmp_path / "cli")
+        values = stored(prom)
+        assert values["up"] == 1
+        assert {role: values[f"jobs.{role}"] for role in STAGED_COUNTS} == STAGED_COUNTS
+        assert values["locked.ready"] == 1 and values["stale_leases"] == 2
+        assert values["waiting_sessions"] == 1 and values["idle_in_transaction_sessions"] == 2
+        assert values["oldest_ready_age_seconds"] > 300  # the 6-minute-old ready job
+        assert_same(values, from_json(doc), datetime.fromisoformat(doc["taken_at"]).timestamp())
+
+        # jobs move: Prometheus follows, and still equals a snapshot taken with it
+        staged.stager.execute("UPDATE queuetop_demo.jobs SET status = 'done' WHERE id IN "
+                              "(SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' "
+                              "AND id <> %s ORDER BY id LIMIT 2)", (staged.locked_id,))
+        wait_until(lambda: prom.query('queuetop_jobs{job="queuetop",role="done"} == 6'),
+                   timeout=30, interval=0.5)
+        doc = snapshot_json(dsn, tmp_path / "cli")
+        assert doc["counts"]["ready"] == 4 and doc["counts"]["done"] == 6
+        assert_same(stored(prom), from_json(doc),
+                    datetime.fromisoformat(doc["taken_at"]).timestamp())
+
+        # the exposition itself passes Prometheus's own lint
+        promtool = require_binary("promtool", "prometheus")
+        lint = subprocess.run([promtool, "check", "metrics"], input=export.scrape(),
+                              capture_output=True, text=True, timeout=60)
+        assert lint.returncode == 0 and not (lint.stdout + lint.stderr).strip(), lint
+    finally:
+        if prom is not None:
+            prom.stop()
+        assert export.stop() == 0, export.err.read_text()
+        staged.release()
+
+
+RULES_TEST = """\
+rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'queuetop_stale_leases{table="t"}'
+        values: '0 0 1x20'
+      - series: 'queuetop_oldest_ready_age_seconds{table="t"}'
+        values: '0+60x30'
+      - series: 'queuetop_up'
+        values: '1 1 0x20'
+    alert_rule_test:
+      - eval_time: 6m
+        alertname: QueuetopStaleLeases
+      - eval_time: 8m
+        alertname: QueuetopStaleLeases
+        exp_alerts:
+          - exp_labels: {severity: warning, table: t}
+            exp_annotations:
+              summary: "1 stale leases on t for 5 minutes"
+              description: "Running jobs past their lease: their worker is gone. \\
+    Recover them with R in queuetop, or queuetop requeue ID."
+      - eval_time: 15m
+        alertname: QueuetopOldestReadyAgeGrowing
+      - eval_time: 17m
+        alertname: QueuetopOldestReadyAgeGrowing
+        exp_alerts:
+          - exp_labels: {severity: warning, table: t}
+            exp_annotations:
+              summary: "jobs on t wait longer and longer (oldest 17m 0s)"
+      - eval_time: 3m
+        alertname: QueuetopDown
+      - eval_time: 5m
+        alertname: QueuetopDown
+        exp_alerts:
+          - exp_labels: {severity: warning}
+            exp_annotations:
+              summary: "queuetop cannot read the queue; its values are stale"
+"""
+
+
+def test_readme_alert_rules_fire_when_they_say(tmp_path):
+    """The README's example rules: valid, and they fire after their `for`, not before."""
+    promtool = require_binary("promtool", "prometheus")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rules = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)
+                 if b.startswith("groups:"))
+    (tmp_path / "rules.yml").write_text(rules)
+    (tmp_path / "test.yml").write_text(RULES_TEST)
+    checked = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and "SUCCESS: 3 rules found" in checked.stdout, checked
+    tested = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
