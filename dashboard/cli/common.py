@@ -94,7 +94,8 @@ PASSWORD_IN_DSN_WARNING = (
 
 
 def warn_password_in_dsn(args: argparse.Namespace) -> None:
-    """Once per command that keeps running (watch, demo, load): its argv stays visible."""
+    """Once per command that keeps running (watch, demo, load, export, serve): its argv
+    stays visible for as long as it runs."""
     if getattr(args, "dsn", None) and redact.password_in(args.dsn):
         print(PASSWORD_IN_DSN_WARNING, file=sys.stderr)
 

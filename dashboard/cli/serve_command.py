@@ -8,7 +8,13 @@ import re
 from pathlib import Path
 
 from dashboard import db
-from dashboard.cli.common import connection_options, open_queue, queue_options, text
+from dashboard.cli.common import (
+    connection_options,
+    open_queue,
+    queue_options,
+    text,
+    warn_password_in_dsn,
+)
 from dashboard.cli.export_command import listen_address
 from dashboard.cli.watch_commands import check_audit_file
 from dashboard.errors import UserError
@@ -87,6 +93,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # Each tab's process finds the server through the environment it inherits, so the
     # DSN (and its password) never shows in a process list. "" keeps the libpq PG* path.
     os.environ["DATABASE_URL"] = target.dsn
+    warn_password_in_dsn(args)  # the tabs never see --dsn; this process's argv still has it
     command = web.dashboard_command("demo" if args.demo else "watch", tab_options(args))
     mode = "actions allowed" if args.allow_actions else "read-only"
     print(f"queuetop serve: {title} ({mode}) on {args.public_url or web.public_url(host, port)}",
