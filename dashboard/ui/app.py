@@ -59,6 +59,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     TITLE = "queuetop"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
+        # like top and pg_activity, from anywhere (a dialog's input would copy instead)
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True,
+                tooltip="Quit queuetop, from any screen or dialog"),
         Binding("question_mark,f1", "help", "Help", key_display="?",
                 tooltip="Show every key binding"),
         Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
