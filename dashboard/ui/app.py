@@ -16,13 +16,14 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.ui import palette
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
 from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
-from dashboard.ui.screens.help import HelpScreen, keys_text
+from dashboard.ui.screens.help import HelpScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
@@ -325,8 +326,16 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for b in self.BINDINGS:
-            if b.action in ("quit",) or not self.check_action(b.action, ()):
-                continue
-            yield SystemCommand(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
-                                lambda action=b.action: self.call_later(self.run_action, action))
+        yield from palette.app_commands(self, self.BINDINGS)
+        yield from palette.stale_lease_commands(self)
+        yield from palette.session_commands(self)
+
+    def signal_open_session(self, action: str) -> None:
+        """Cancel or terminate from the palette: the session under the open tab's cursor."""
+        active = self.query_one(TabbedContent).active
+        table_id = next((t for p, t, _ in PANELS if p == active), None)
+        if table_id not in palette.SESSION_TABLES:
+            self.notify(f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on "
+                        "the session first", severity="warning", timeout=6)
+            return
+        self.action_signal_session(action, table_id)
