@@ -14,11 +14,13 @@ from rich.cells import cell_len
 GAP = "  "
 
 
-def kept(widths: Sequence[int], ranks: Sequence[int], room: int, gap: int = len(GAP)) -> list[int]:
+def kept(widths: Sequence[int], ranks: Sequence[int], room: int, gap: int = len(GAP),
+         whole: bool = False) -> list[int]:
     """Indices of the parts shown in `room` cells, in their order.
 
-    Parts of rank 0 always stay (if they do not fit, the caller cuts the line); the others
-    leave highest rank first, and among equals the rightmost first.
+    Parts leave highest rank first, and among equals the rightmost first. Parts of rank 0
+    stay (the caller cuts the line if they do not fit) unless `whole`: then they leave
+    too, rightmost first, so that no part is ever cut (the first one always stays).
     """
     shown = list(range(len(widths)))
 
@@ -26,7 +28,7 @@ def kept(widths: Sequence[int], ranks: Sequence[int], room: int, gap: int = len(
         return sum(widths[i] for i in shown) + gap * max(len(shown) - 1, 0)
 
     for i in sorted(shown, key=lambda i: (-ranks[i], -i)):
-        if total() <= room or ranks[i] == 0:
+        if total() <= room or (ranks[i] == 0 and not whole) or len(shown) == 1:
             break
         shown.remove(i)
     return shown

@@ -116,7 +116,10 @@ def test_latency_names_its_window_and_unit():
     async def body(pilot):
         await pilot.press("5")
         strip = str(pilot.app.query_one(LoadStrip).render())
-        assert "claim p95 (10s) 12.8 ms" in strip
+        assert "claim p95 12.8 ms" in strip  # 120 columns: the window is panel 5's to name
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert "claim p95 (10s) 12.8 ms" in str(pilot.app.query_one(LoadStrip).render())
         lines = rendered_lines(pilot.app.query_one(LoadSummary))
         assert any("claim time" in line and "last 10s" in line and "1.2 ms" in line
                    for line in lines)
@@ -124,19 +127,31 @@ def test_latency_names_its_window_and_unit():
     run(fixed_app(FixedLoadGen()), body)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-def test_the_strip_says_first_what_an_operator_needs_first(size):
+STORY = ["for-update", "hold-tx on", "done 37.9/s", "claim p95", "12.8 ms", "lock waits 28"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (60, 20)])
+def test_the_strip_says_first_what_the_s_story_needs_and_fits(size):
     paused = replace(fixed_load_snapshot(), producer_paused=True)
 
     async def body(pilot):
         line, = rendered_lines(pilot.app.query_one(LoadStrip))
-        order = ["for-update", "hold-tx on", "workers 3/4", "producer 40/s paused"]
+        story = STORY if size[0] >= 80 else STORY[:3]
+        at = [line.index(text) for text in story]
+        assert at == sorted(at), line
         if size[0] >= 120:
-            order += ["done 37.9/s", "claim p95 (10s) 12.8 ms"]
-        at = [line.index(text) for text in order]
-        assert at == sorted(at)
-        assert line.endswith("…")  # the rest is cut, visibly
+            assert "crashed 1" in line and "workers 3/4" in line, line
+        assert "…" not in line and len(line) <= size[0], line  # whole numbers, none cut
     run(fixed_app(FixedLoadGen(paused)), body, size=size)
+
+
+def test_the_strip_fits_again_when_the_terminal_narrows():
+    async def body(pilot):
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        line, = rendered_lines(pilot.app.query_one(LoadStrip))
+        assert "lock waits 28" in line and "…" not in line, line
+    run(fixed_app(FixedLoadGen()), body, size=(200, 50))
 
 
 def test_workers_show_their_current_session_and_enter_shows_them_in_words():
