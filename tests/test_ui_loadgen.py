@@ -21,7 +21,7 @@ from ui_snapshots import demo_spec as fixed_spec
 
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
-from dashboard.loadgen.stats import COUNTERS
+from dashboard.loadgen.stats import COUNTERS, CrashReport
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
 from dashboard.ui.screens.detail import DetailScreen
@@ -81,11 +81,11 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         await pilot.pause()
         called = [c for c in gen.calls if c[0] != "start"]
         assert called == [("add_worker",), ("remove_worker",), ("set_strategy", "nowait"),
-                          ("set_hold_tx", False), ("crash_worker",), ("stall_worker", 15.0),
+                          ("set_hold_tx", False), ("crash_worker", 4), ("stall_worker", 15.0),
                           ("pause_producer", True)]
         messages = " | ".join(n.message for n in app._notifications)
         for text in ("5 wanted", "stopping queuetop-worker-4", "strategy nowait",
-                     "hold transaction off", "queuetop-worker-4 will exit hard",
+                     "hold transaction off", "queuetop-worker-4 (pid 4104) will exit hard",
                      "idle in a transaction", "producer paused"):
             assert text in messages
         await pilot.press("5")
@@ -167,7 +167,7 @@ def test_workers_show_their_current_session_and_enter_shows_them_in_words():
         detail = app.screen
         assert isinstance(detail, DetailScreen)
         text = "\n".join(rendered_lines(detail.query_one(Static)))
-        assert "worker number  3" in text and "session" in text and "queuetop-worker-3.2" in text
+        assert "worker number 3 session queuetop-worker-3.2" in " ".join(text.split())
         counters = [" ".join(line.split()) for line in text.split("counters", 1)[1].splitlines()]
         assert counters[:5] == ["claimed 1,339", "claims 1,339", "completed 1,334", "failed 0",
                                 "dead 0"]
@@ -338,4 +338,47 @@ def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():
         await pilot.press("s")
         assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", True)
 
+    run(fixed_app(gen), body)
+
+
+def test_workers_show_their_backend_pid_and_their_os_pid_beside_it():
+    async def body(pilot):
+        await pilot.press("5")
+        table = pilot.app.query_one(WorkersTable)
+        # the backend pid is the one the lock, waiting and idle tables show
+        assert table.cell_text("k2", "pid") == "4102" and table.cell_text("k2", "os_pid") == "7102"
+        await pilot.press("enter")
+        await pilot.pause()
+        text = "\n".join(rendered_lines(pilot.app.screen.query_one(Static)))
+        words = " ".join(text.split())
+        assert "pid (database session) 4102 os pid (worker process) 7102" in words
+    run(fixed_app(FixedLoadGen()), body)
+
+
+def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
+    crashes = (CrashReport(1, 4, "queuetop-worker-4", (1001,), by_knob=True, committed=True),
+               CrashReport(2, 3, "queuetop-worker-3.2", (1002,), by_knob=False, committed=True),
+               CrashReport(3, 2, "queuetop-worker-2", (1999,), by_knob=True, committed=False))
+    gen = FixedLoadGen(replace(fixed_load_snapshot(), crashes=crashes, lease_s=15.0))
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("4")
+        table = app.stale_table
+        def worker(job: str) -> str:
+            return table.values(job, table.items[job])[3]
+        assert worker("1001") == "worker-1 (! crash)"
+        assert worker("1002") == "worker-2 (random crash)"
+        assert worker("1000") == "worker-0"
+        shown = "\n".join(line.text for line in app.screen._compositor.render_strips())
+        assert "worker-1 (! crash)" in shown and "worker-2 (random crash)" in shown
+        messages = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("! crashed queuetop-worker-4: job 1001 stays running") and
+                   "15s lease" in m for m in messages), messages
+        assert any("random crash" in m and "queuetop-worker-3.2: job 1002" in m
+                   for m in messages), messages
+        assert any("queuetop-worker-2: its claim of job 1999 had not committed" in m
+                   for m in messages), messages
+        app.refresh_loadgen()  # the same reports again: said once
+        assert len(app._notifications) == len(messages)
     run(fixed_app(gen), body)

@@ -101,7 +101,8 @@ def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
     on its second session (it reconnected after a lost one)."""
     counters = dict.fromkeys(COUNTERS, 0)
     workers = tuple(
-        WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, alive=k != 5,
+        WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, backend_pid=4100 + k,
+                    alive=k != 5,
                     stalled=k == 4, counters={**counters, "claimed": 400 + 313 * k,
                                               "claims": 400 + 313 * k,
                                               "completed": 395 + 313 * k, "failed": k % 3,

@@ -19,6 +19,7 @@ from dashboard.report import age
 # what an operator calls each field; a field not named here shows its name, spaced
 LABELS = {
     "application_name": "application",
+    "backend_pid": "pid (database session)",
     "backend_start": "session started",
     "blocked_by": "blocked by (pids)",
     "chain": "wait chain (root first)",
@@ -30,6 +31,7 @@ LABELS = {
     "locktype": "lock type",
     "on_queue_table": "on the queue table",
     "overdue_s": "overdue by",
+    "process_id": "os pid (worker process)",
     "started_at": "started at",
     "wait_event": "wait event",
     "wait_s": "waiting for",

@@ -236,7 +236,8 @@ class WorkerDetail:
 
     worker_number: int  # K of queuetop-worker-K, as the generator counts them
     session: str  # its application_name now (queuetop-worker-K.N after a lost session)
-    process_id: int | None
+    backend_pid: int | None  # its session's pid: the one tabs 1-3 show
+    process_id: int | None  # the worker's own OS process
     state: str
     counters: str  # since it started, one a line: "claimed    552", "completed  547", …
 
@@ -245,7 +246,8 @@ class WorkerDetail:
         # one a line, numbers aligned: a wrapped "failed / 0" would pair the wrong words
         counts = [(name.replace("_", " "), f"{w.counters.get(name, 0):,}") for name in COUNTERS]
         names, numbers = (max(len(x[i]) for x in counts) for i in (0, 1))
-        return cls(worker_number=w.k, session=w.session, process_id=w.pid, state=_state(w),
+        return cls(worker_number=w.k, session=w.session, backend_pid=w.backend_pid,
+                   process_id=w.pid, state=_state(w),
                    counters="\n".join(f"{name:<{names}}  {n:>{numbers}}" for name, n in counts))
 
 
@@ -257,7 +259,9 @@ class WorkersTable(KeyedTable):
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
         Col("name", "worker", 21), Col("state", "state", 8),
-        Col("pid", "pid", 7, "right", drop=1), Col("claimed", "claimed", 7, "right", drop=2),
+        # pid: the backend's, as the lock, waiting and idle tables show it; then the OS's
+        Col("pid", "pid", 7, "right", drop=1), Col("os_pid", "os pid", 7, "right", drop=3),
+        Col("claimed", "claimed", 7, "right", drop=2),
         Col("completed", "done", 7, "right", drop=2), Col("failed", "failed", 6, "right", drop=3),
         Col("lock_waits", "lock waits", 10, "right", drop=3),
     )
@@ -271,7 +275,8 @@ class WorkersTable(KeyedTable):
     def values(self, key: str, w: WorkerStats) -> tuple:
         c = w.counters
         # the session's name, as the lock, idle and stale-lease tables show it
-        return (w.session, _state(w), w.pid or "-", f"{c.get('claimed', 0):,}",
+        return (w.session, _state(w), w.backend_pid or "-", w.pid or "-",
+                f"{c.get('claimed', 0):,}",
                 f"{c.get('completed', 0):,}", f"{c.get('failed', 0):,}",
                 f"{c.get('lock_waits', 0):,}")
 
