@@ -13,6 +13,7 @@ from ui_snapshots import fixed_history
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.screens.confirm import ConfirmScreen
+from dashboard.ui.screens.job_lookup import JobLookupScreen
 
 ACTION_COMMANDS = {"Requeue (stale leases)", "Dead-letter (stale leases)",
                    "Mark (stale leases)", "Mark all (stale leases)",
@@ -57,6 +58,8 @@ async def _palette_requeues_the_lease_under_the_cursor(dsn, connect):
         await run_from_palette(pilot, app, "Terminate (session")  # tab 4 is open: says where
         await until(pilot, lambda: any("open tab 2 (waiting) or 3 (idle)" in str(n.message)
                                        for n in app._notifications))
+        await run_from_palette(pilot, app, "Job by id")  # a priority key, run from a dialog
+        await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
 
 
 def test_without_a_database_the_palette_still_marks_but_offers_no_action():

@@ -81,7 +81,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
         Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
                 group=PANEL_KEYS),
-        Binding("j", "lookup_jobs", "Job by id",
+        # priority: handled as it arrives, before the keys typed after it are sent on to
+        # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
+        Binding("j", "lookup_jobs", "Job by id", priority=True,
                 tooltip="Look up any job by id, then requeue or dead-letter it"),
         *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     ]

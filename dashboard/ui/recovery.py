@@ -14,6 +14,7 @@ from functools import partial
 
 import psycopg
 from textual import work
+from textual.actions import SkipAction
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
@@ -199,9 +200,17 @@ class RecoveryMixin:
                 else ObservedSession.from_session(item))
         self._confirm(session_request(action, item, seen))
 
-    def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
+    async def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
+        if len(self.screen_stack) > 1 and not value:  # j typed in a dialog: its own key
+            raise SkipAction()
         check = partial(actions.job_id_problem, self.spec)
-        self.push_screen(JobLookupScreen(check, value, error), self._look_up)
+        screen = JobLookupScreen(check, value, error)
+        # the keys typed right after j (a paste, tmux send-keys, a fast typist) wait in the
+        # app's queue behind this priority key: with the dialog mounted and its input
+        # focused before this returns, they go to the input, in order (Enter too, see
+        # JobLookupScreen.action_look_up), not to the table that had the focus
+        await self.push_screen(screen, self._look_up)
+        screen.focus_input()
 
     # --- confirm, run, report ------------------------------------------------------------------
 
@@ -293,8 +302,8 @@ class RecoveryMixin:
             return
         self.post_message(JobsObserved(jobs, missing))
 
-    def on_lookup_refused(self, message: LookupRefused) -> None:
-        self.action_lookup_jobs(message.value, message.reason)
+    async def on_lookup_refused(self, message: LookupRefused) -> None:
+        await self.action_lookup_jobs(message.value, message.reason)
 
     def on_jobs_observed(self, message: JobsObserved) -> None:
         self.push_screen(JobListScreen(message.jobs, message.missing, self.spec))
