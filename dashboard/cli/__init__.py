@@ -13,6 +13,7 @@ import psycopg
 
 from dashboard.cli import (
     action_commands,
+    audit_command,
     db_commands,
     load_command,
     snapshot_command,
@@ -26,6 +27,7 @@ COMMAND_MODULES = (
     snapshot_command,
     watch_commands,
     action_commands,
+    audit_command,
     load_command,
 )
 
