@@ -26,11 +26,13 @@ from psycopg import errors
 from psycopg.rows import dict_row
 
 import queries
+from dashboard import db
 from dashboard.actions.audit import AUDIT_SCHEMA, AUDIT_TABLE
 from dashboard.errors import UserError
 
 AUDIT_NAME = f"{AUDIT_SCHEMA}.{AUDIT_TABLE}"
 DEFAULT_LIMIT = 50
+READ_TIMEOUT_MS = 5000
 BLOCK = 64 * 1024
 # a file's outcome line -> what its pending records read as
 FILE_OUTCOMES = {"committed": "changed", "rolled back": "rolled back"}
@@ -192,3 +194,13 @@ def read_file(path: str | Path, since: datetime | None = None,
     notes = (f"{unreadable} line(s) of {path} are not audit records (skipped)",) \
         if unreadable else ()
     return AuditPage(str(path), tuple(records), unreadable, notes)
+
+
+def read_latest(dsn: str | None, audit_file: str | Path | None, since: datetime | None = None,
+                limit: int = DEFAULT_LIMIT, timeout_ms: int = READ_TIMEOUT_MS) -> AuditPage:
+    """The latest records of the audit trail in use: the file if there is one, else the table,
+    read on a monitor connection (autocommit, read-only, statement timeout)."""
+    if audit_file:
+        return read_file(audit_file, since, limit)
+    with db.connect_monitor(dsn or "", timeout_ms=timeout_ms) as conn:
+        return read_table(conn, since, limit)

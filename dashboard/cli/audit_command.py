@@ -11,13 +11,12 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from dashboard import config, db
-from dashboard.actions.audit_trail import DEFAULT_LIMIT, AuditPage, read_file, read_table
+from dashboard.actions.audit_trail import DEFAULT_LIMIT, AuditPage, read_latest
 from dashboard.cli.common import checked, connection_options
 from dashboard.errors import UserError
 from dashboard.report import one_line
 
 LIMIT = checked(int, lambda n: 1 <= n <= 100_000, "a whole number from 1 to 100000")
-READ_TIMEOUT_MS = 5000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,11 +55,9 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
 
 def read_audit(args: argparse.Namespace) -> AuditPage:
     since = parse_since(args.since) if args.since else None
-    if args.audit_file:
-        return read_file(args.audit_file, since, args.limit)
-    target = db.resolve_target(args.dsn)
-    with db.connect_monitor(target.dsn, timeout_ms=READ_TIMEOUT_MS) as conn:
-        return read_table(conn, since, args.limit)
+    # a file needs no server: the embedded one is not started for it
+    dsn = None if args.audit_file else db.resolve_target(args.dsn).dsn
+    return read_latest(dsn, args.audit_file, since, args.limit)
 
 
 def audit_text(page: AuditPage) -> str:

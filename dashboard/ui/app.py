@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -15,12 +16,15 @@ from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
+from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.ui import palette
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
+from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
+from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
@@ -85,6 +89,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
         Binding("j", "lookup_jobs", "Job by id", priority=True,
                 tooltip="Look up any job by id, then requeue or dead-letter it"),
+        Binding("A", "show_audit", "Audit",
+                tooltip="The latest actions from the audit trail (the table, or --audit-file)"),
         *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     ]
 
@@ -299,6 +305,17 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.query_one(TabbedContent).active = pane_id
         self.table(table_id).focus()
 
+    def action_show_audit(self) -> None:
+        source = self.audit_file or AUDIT_NAME
+        load = partial(read_latest, self.dsn, self.audit_file, limit=AUDIT_LIMIT)
+        self.push_screen(AuditScreen(load, str(source)))
+
+    def refresh_audit_views(self) -> None:
+        """After an action: an audit screen left open reads its trail again."""
+        for screen in self.screen_stack:
+            if isinstance(screen, AuditScreen):
+                screen.reload()
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery_help()))
 
@@ -319,6 +336,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
                 Binding("home,end", "scroll", "First job / last job")]),
             ("confirmations", ConfirmScreen.BINDINGS),
+            ("audit trail (A)", [*AuditScreen.BINDINGS,
+                                 Binding("enter", "select", "The whole record")]),
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
         ]
 

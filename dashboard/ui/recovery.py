@@ -34,7 +34,8 @@ from dashboard.ui.screens.confirm import (
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 
 # app actions that need a database; hidden when the dashboard shows fixed snapshots
-RECOVERY_ACTIONS = ("requeue_stale", "dead_letter_stale", "signal_session", "lookup_jobs")
+RECOVERY_ACTIONS = ("requeue_stale", "dead_letter_stale", "signal_session", "lookup_jobs",
+                    "show_audit")
 CHECKING = "still checking permissions; try again in a moment"
 WORKER_GROUPS = ("recovery", "recovery-lookup", "recovery-check")
 
@@ -86,7 +87,7 @@ class RecoveryMixin:
     """Guarded requeue, dead-letter, cancel and terminate for QueuetopApp.
 
     Expects on the app: dsn, spec, read_only, audit_file, polling_enabled, _in_flight,
-    _start_poll(), stale_table, table(), _render_chrome().
+    _start_poll(), stale_table, table(), _render_chrome(), refresh_audit_views().
     """
 
     action_reasons: dict[str, str | None] = {}
@@ -254,12 +255,14 @@ class RecoveryMixin:
         self.notify(result.summary(), title=result_title(result),
                     severity="information" if result.ok else "warning", timeout=8)
         self.push_screen(ActionResultScreen(result))
+        self.refresh_audit_views()
         self._poll_soon()
 
     def on_recovery_failed(self, message: RecoveryFailed) -> None:
         self._action_busy = False
         self.notify(message.reason, title=f"{message.action} failed",
                     severity="error", timeout=12)
+        self.refresh_audit_views()  # a failed action may still have its record (a file's)
         self._poll_soon()
 
     def _poll_soon(self) -> None:
