@@ -375,8 +375,7 @@ def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
         messages = [str(n.message) for n in app._notifications]
         assert any(m.startswith("! crashed queuetop-worker-4: job 1001 stays running") and
                    "15s lease" in m for m in messages), messages
-        assert any("random crash" in m and "queuetop-worker-3.2: job 1002" in m
-                   for m in messages), messages
+        assert not any("1002" in m for m in messages), messages  # random: tab 4 says it
         assert any("queuetop-worker-2: its claim of job 1999 had not committed" in m
                    for m in messages), messages
         app.refresh_loadgen()  # the same reports again: said once
