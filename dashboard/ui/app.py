@@ -8,12 +8,14 @@ from functools import partial
 from typing import Any
 
 import psycopg
+from rich.cells import cell_len
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
@@ -51,6 +53,19 @@ PANELS = (
     ("tab-idle", "idle", IdleTable),
     ("tab-stale", "stale", StaleLeaseTable),
 )
+
+
+def relabel(tab: Tab, label: str) -> None:
+    """A new count of the same width is drawn in place: `tab.label = …` lays the whole screen
+    out again (and moves the underline) on every poll, a sixth of a refresh's cost at 1,000
+    rows a table (bench/render_main_screen.py). A wider label, or a Textual whose Tab keeps
+    its label elsewhere, goes through `tab.label`."""
+    if cell_len(tab.label_text) == cell_len(label) and isinstance(getattr(tab, "_label", None),
+                                                                  Content):
+        tab._label = Content.from_text(label)
+        Static.update(tab, tab._label, layout=False)  # Tab.update would relayout the row
+    else:
+        tab.label = label
 
 
 class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
@@ -298,7 +313,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             label = f"{title} {count:<{digits}}"
             tab = tabs.get_tab(pane_id)
             if tab.label_text != label:
-                tab.label = label
+                relabel(tab, label)
 
     def action_show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)
