@@ -8,14 +8,12 @@ from functools import partial
 from typing import Any
 
 import psycopg
-from rich.cells import cell_len
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal
-from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
@@ -31,6 +29,7 @@ from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
+from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
     DepthPlot,
@@ -53,19 +52,6 @@ PANELS = (
     ("tab-idle", "idle", IdleTable),
     ("tab-stale", "stale", StaleLeaseTable),
 )
-
-
-def relabel(tab: Tab, label: str) -> None:
-    """A new count of the same width is drawn in place: `tab.label = …` lays the whole screen
-    out again (and moves the underline) on every poll, a sixth of a refresh's cost at 1,000
-    rows a table (bench/render_main_screen.py). A wider label, or a Textual whose Tab keeps
-    its label elsewhere, goes through `tab.label`."""
-    if cell_len(tab.label_text) == cell_len(label) and isinstance(getattr(tab, "_label", None),
-                                                                  Content):
-        tab._label = Content.from_text(label)
-        Static.update(tab, tab._label, layout=False)  # Tab.update would relayout the row
-    else:
-        tab.label = label
 
 
 class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):

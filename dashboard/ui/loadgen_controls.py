@@ -23,6 +23,7 @@ from textual.widgets import TabbedContent, TabPane
 
 from dashboard.loadgen import STRATEGIES, LoadSnapshot, WorkerStats
 from dashboard.loadgen.settings import MAX_WORKERS
+from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
 LOADGEN_KEYS = Binding.Group("Load")
@@ -120,7 +121,9 @@ class LoadGenControls:
         summary.show(snap)
         workers.update_from(snap)
         compact = self.screen.has_class("-compact")
-        tab.label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
+        label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
+        if tab.label_text != label:  # every half second: only a change is drawn
+            relabel(tab, label)
         self.report_crashes(snap)
         for error in snap.errors[self._load_errors_seen:]:
             self.notify(error, title="load generator", severity="error", timeout=10)
