@@ -141,3 +141,23 @@ async def _read_only_and_missing(dsn, connect):
         await until(pilot, lambda: app.screen.loads >= 2)
         text = "\n".join(screen_lines(app))
         assert "no audit table queuetop.audit_log" in text, text
+
+
+def test_with_an_audit_file_the_screen_reads_the_file(dsn, tmp_path):
+    audit_file = tmp_path / "audit.jsonl"
+    audit_file.write_text(
+        '{"action_id": "a1", "at": "2026-01-15T09:30:00+00:00", "action": "requeue", '
+        '"target": "42", "outcome": "pending", "reason": "from a file"}\n'
+        '{"action_id": "a1", "at": "2026-01-15T09:30:00+00:00", "outcome": "committed"}\n')
+
+    async def go():
+        app = QueuetopApp(demo_spec(dsn), dsn, interval=INTERVAL, audit_file=str(audit_file))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.snapshots_applied)
+            await pilot.press("A")
+            await until(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.loads)
+            [record] = app.screen.page.records
+            assert (record.target, record.outcome, record.reason) == ("42", "changed",
+                                                                      "from a file")
+            assert f"{audit_file}: 1 latest record" in "\n".join(screen_lines(app))
+    asyncio.run(go())

@@ -399,3 +399,22 @@ async def _ids_typed_in_one_burst(dsn, connect):
                                         "\r" if key == "enter" else key))
         await until(pilot, lambda: isinstance(app.screen, JobListScreen))
         assert lookups[-1] == [str(job_id), f"{job_id}0"]
+
+
+def test_j_typed_into_a_dialog_is_text_not_a_look_up(dsn):
+    run(_j_typed_into_a_dialog, dsn)
+
+
+async def _j_typed_into_a_dialog(dsn):
+    from textual.command import CommandPalette
+    from textual.widgets import Input
+
+    app = QueuetopApp(demo_spec(dsn), dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("j", "o")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        assert app.screen.query_one(Input).value == "jo"
