@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from demo_queue import claim, expire, job
 
+from dashboard.actions.results import typed_id
 from dashboard.cli import main
 
 
@@ -24,12 +25,12 @@ def test_requeue_json_exit_0_then_1_when_skipped(dsn, demo, capsys):
     code, out, _ = _run(capsys, "requeue", str(job_id), "--reason", "dead worker", "--json",
                         "--dsn", dsn)
     assert code == 0
-    assert json.loads(out) == {"action": "requeue", "dry_run": False, "changed": [str(job_id)],
+    assert json.loads(out) == {"action": "requeue", "dry_run": False, "changed": [job_id],
                                "skipped": []}
     code, out, _ = _run(capsys, "requeue", str(job_id), "42", "--json", "--dsn", dsn)
     assert code == 1
-    assert json.loads(out)["skipped"] == [{"id": "42", "reason": "not found"},
-                                          {"id": str(job_id), "reason": "already ready"}]
+    assert json.loads(out)["skipped"] == [{"id": 42, "reason": "not found"},
+                                          {"id": job_id, "reason": "already ready"}]
 
 
 def test_dry_run_text_output_changes_nothing(dsn, demo, capsys):
@@ -55,7 +56,7 @@ def test_errors_are_one_line_with_exit_2(dsn, demo, capsys, tmp_path):
     assert code == 2 and "queuetop init-audit" in err and "--audit-file" in err
     code, out, err = _run(capsys, "requeue", "1", "--json", "--dsn", dsn,
                           "--audit-file", str(tmp_path / "audit.jsonl"))
-    assert code == 1 and json.loads(out)["skipped"] == [{"id": "1", "reason": "already ready"}]
+    assert code == 1 and json.loads(out)["skipped"] == [{"id": 1, "reason": "already ready"}]
 
 
 def test_cancel_and_terminate_by_pid(dsn, connect, demo, capsys):
@@ -65,10 +66,34 @@ def test_cancel_and_terminate_by_pid(dsn, connect, demo, capsys):
     code, out, _ = _run(capsys, "terminate", str(pid), "--backend-start",
                         "2001-01-01 00:00:00+00", "--json", "--dsn", dsn)
     assert code == 1 and json.loads(out)["skipped"] == [
-        {"id": str(pid), "reason": "pid reused: backend start differs"}]
+        {"id": pid, "reason": "pid reused: backend start differs"}]
     code, out, _ = _run(capsys, "terminate", str(pid), "--dsn", dsn)
     assert code == 0 and out.strip() == f"terminated: 1 session(s) ({pid})"
     code, out, _ = _run(capsys, "cancel", "999999", "--json", "--dsn", dsn)
-    assert code == 1 and json.loads(out)["skipped"] == [{"id": "999999", "reason": "session gone"}]
+    assert code == 1 and json.loads(out)["skipped"] == [{"id": 999999, "reason": "session gone"}]
     code, _, err = _run(capsys, "cancel", str(pid), "--backend-start", "yesterday", "--dsn", dsn)
     assert code == 2 and "bad --backend-start" in err
+
+
+def test_a_job_id_has_one_json_type_in_snapshot_and_action_output(dsn, demo, capsys):
+    _, worker, _ = demo
+    job_id, _ = claim(worker, "worker-1")
+    expire(worker, job_id)
+    code, out, _ = _run(capsys, "snapshot", "--json", "--dsn", dsn)
+    assert code == 0
+    [lease] = json.loads(out)["stale_leases"]
+    code, out, _ = _run(capsys, "requeue", str(job_id), "--json", "--dsn", dsn, "--dry-run")
+    [changed] = json.loads(out)["changed"]
+    assert changed == lease["id"] == job_id and type(changed) is type(lease["id"]) is int
+    code, out, _ = _run(capsys, "dead-letter", str(job_id), "--reason", "r", "--json",
+                        "--dsn", dsn)
+    assert json.loads(out)["changed"] == [job_id]
+
+
+def test_only_integer_id_columns_give_numbers():
+    assert typed_id("42", "bigint") == 42 and typed_id("-7", "smallint") == -7
+    # text ids stay text, leading zeros and all; uuids and numerics as PostgreSQL prints them
+    assert typed_id("0042", "text") == "0042"
+    assert typed_id("42", "numeric(10,0)") == "42"
+    uid = "7b6e1c1e-2f1e-4a34-9d7e-1b9a8a5d2c11"
+    assert typed_id(uid, "uuid") == uid

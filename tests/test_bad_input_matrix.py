@@ -45,6 +45,8 @@ BAD: dict[str, list[str]] = {
     "--seed": ["x"],
     "--listen": ["", "nohost", "127.0.0.1:99999"],
     "--public-url": ["", "example.com"],
+    "--since": ["", "soon", "-5 minutes", "2026-01-02 03:04:05"],  # the last: no time zone
+    "--limit": ["0", "x"],
     "--max-stale": ["-1", "x"],
     "--max-waiting": ["-1", "x"],
     "--max-idle-tx": ["-1 minutes", "soon", ""],

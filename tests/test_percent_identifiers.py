@@ -96,10 +96,10 @@ def test_snapshot_requeue_and_dead_letter_move(pct_db, connect, tmp_path, capsys
     audit = str(tmp_path / "audit.jsonl")
     assert main(["requeue", "1", "--dsn", pct_db, "--queue", queue, "--audit-file", audit,
                  "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["changed"] == ["1"]
+    assert json.loads(capsys.readouterr().out)["changed"] == [1]
     assert main(["dead-letter", "2", "--reason", "100% broken", "--dsn", pct_db, "--queue", queue,
                  "--audit-file", audit, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["changed"] == ["2"]
+    assert json.loads(capsys.readouterr().out)["changed"] == [2]
     conn = connect(autocommit=True)
     assert rows_by_status(conn) == {"ready%": 2, "done": 1}
     moved = conn.execute(sql.SQL("SELECT {}, dead_reason FROM {}").format(
@@ -111,7 +111,7 @@ def test_dead_letter_to_a_state(pct_db, connect, tmp_path, capsys):
     queue = spec_file(tmp_path, "status:dead")
     assert main(["dead-letter", "1", "--reason", "50% done", "--dsn", pct_db, "--queue", queue,
                  "--audit-file", str(tmp_path / "a.jsonl"), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["changed"] == ["1"]
+    assert json.loads(capsys.readouterr().out)["changed"] == [1]
     assert rows_by_status(connect(autocommit=True))["dead"] == 1
 
 

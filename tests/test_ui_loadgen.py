@@ -21,7 +21,7 @@ from ui_snapshots import demo_spec as fixed_spec
 
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
-from dashboard.loadgen.stats import COUNTERS
+from dashboard.loadgen.stats import COUNTERS, CrashReport
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
 from dashboard.ui.screens.detail import DetailScreen
@@ -81,11 +81,11 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         await pilot.pause()
         called = [c for c in gen.calls if c[0] != "start"]
         assert called == [("add_worker",), ("remove_worker",), ("set_strategy", "nowait"),
-                          ("set_hold_tx", False), ("crash_worker",), ("stall_worker", 15.0),
+                          ("set_hold_tx", False), ("crash_worker", 4), ("stall_worker", 15.0),
                           ("pause_producer", True)]
         messages = " | ".join(n.message for n in app._notifications)
         for text in ("5 wanted", "stopping queuetop-worker-4", "strategy nowait",
-                     "hold transaction off", "queuetop-worker-4 will exit hard",
+                     "hold transaction off", "queuetop-worker-4 (pid 4104) will exit hard",
                      "idle in a transaction", "producer paused"):
             assert text in messages
         await pilot.press("5")
@@ -116,7 +116,10 @@ def test_latency_names_its_window_and_unit():
     async def body(pilot):
         await pilot.press("5")
         strip = str(pilot.app.query_one(LoadStrip).render())
-        assert "claim p95 (10s) 12.8 ms" in strip
+        assert "claim p95 12.8 ms" in strip  # 120 columns: the window is panel 5's to name
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert "claim p95 (10s) 12.8 ms" in str(pilot.app.query_one(LoadStrip).render())
         lines = rendered_lines(pilot.app.query_one(LoadSummary))
         assert any("claim time" in line and "last 10s" in line and "1.2 ms" in line
                    for line in lines)
@@ -124,19 +127,31 @@ def test_latency_names_its_window_and_unit():
     run(fixed_app(FixedLoadGen()), body)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-def test_the_strip_says_first_what_an_operator_needs_first(size):
+STORY = ["for-update", "hold-tx on", "done 37.9/s", "claim p95", "12.8 ms", "lock waits 28"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (60, 20)])
+def test_the_strip_says_first_what_the_s_story_needs_and_fits(size):
     paused = replace(fixed_load_snapshot(), producer_paused=True)
 
     async def body(pilot):
         line, = rendered_lines(pilot.app.query_one(LoadStrip))
-        order = ["for-update", "hold-tx on", "workers 3/4", "producer 40/s paused"]
+        story = STORY if size[0] >= 80 else STORY[:3]
+        at = [line.index(text) for text in story]
+        assert at == sorted(at), line
         if size[0] >= 120:
-            order += ["done 37.9/s", "claim p95 (10s) 12.8 ms"]
-        at = [line.index(text) for text in order]
-        assert at == sorted(at)
-        assert line.endswith("…")  # the rest is cut, visibly
+            assert "crashed 1" in line and "workers 3/4" in line, line
+        assert "…" not in line and len(line) <= size[0], line  # whole numbers, none cut
     run(fixed_app(FixedLoadGen(paused)), body, size=size)
+
+
+def test_the_strip_fits_again_when_the_terminal_narrows():
+    async def body(pilot):
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        line, = rendered_lines(pilot.app.query_one(LoadStrip))
+        assert "lock waits 28" in line and "…" not in line, line
+    run(fixed_app(FixedLoadGen()), body, size=(200, 50))
 
 
 def test_workers_show_their_current_session_and_enter_shows_them_in_words():
@@ -152,7 +167,7 @@ def test_workers_show_their_current_session_and_enter_shows_them_in_words():
         detail = app.screen
         assert isinstance(detail, DetailScreen)
         text = "\n".join(rendered_lines(detail.query_one(Static)))
-        assert "worker number  3" in text and "session" in text and "queuetop-worker-3.2" in text
+        assert "worker number 3 session queuetop-worker-3.2" in " ".join(text.split())
         counters = [" ".join(line.split()) for line in text.split("counters", 1)[1].splitlines()]
         assert counters[:5] == ["claimed 1,339", "claims 1,339", "completed 1,334", "failed 0",
                                 "dead 0"]
@@ -323,4 +338,46 @@ def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():
         await pilot.press("s")
         assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", True)
 
+    run(fixed_app(gen), body)
+
+
+def test_workers_show_their_backend_pid_and_their_os_pid_beside_it():
+    async def body(pilot):
+        await pilot.press("5")
+        table = pilot.app.query_one(WorkersTable)
+        # the backend pid is the one the lock, waiting and idle tables show
+        assert table.cell_text("k2", "pid") == "4102" and table.cell_text("k2", "os_pid") == "7102"
+        await pilot.press("enter")
+        await pilot.pause()
+        text = "\n".join(rendered_lines(pilot.app.screen.query_one(Static)))
+        words = " ".join(text.split())
+        assert "pid (database session) 4102 os pid (worker process) 7102" in words
+    run(fixed_app(FixedLoadGen()), body)
+
+
+def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
+    crashes = (CrashReport(1, 4, "queuetop-worker-4", (1001,), by_knob=True, committed=True),
+               CrashReport(2, 3, "queuetop-worker-3.2", (1002,), by_knob=False, committed=True),
+               CrashReport(3, 2, "queuetop-worker-2", (1999,), by_knob=True, committed=False))
+    gen = FixedLoadGen(replace(fixed_load_snapshot(), crashes=crashes, lease_s=15.0))
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("4")
+        table = app.stale_table
+        def worker(job: str) -> str:
+            return table.values(job, table.items[job])[3]
+        assert worker("1001") == "worker-1 (! crash)"
+        assert worker("1002") == "worker-2 (random crash)"
+        assert worker("1000") == "worker-0"
+        shown = "\n".join(line.text for line in app.screen._compositor.render_strips())
+        assert "worker-1 (! crash)" in shown and "worker-2 (random crash)" in shown
+        messages = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("! crashed queuetop-worker-4: job 1001 stays running") and
+                   "15s lease" in m for m in messages), messages
+        assert not any("1002" in m for m in messages), messages  # random: tab 4 says it
+        assert any("queuetop-worker-2: its claim of job 1999 had not committed" in m
+                   for m in messages), messages
+        app.refresh_loadgen()  # the same reports again: said once
+        assert len(app._notifications) == len(messages)
     run(fixed_app(gen), body)

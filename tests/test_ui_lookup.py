@@ -367,3 +367,54 @@ def test_foresee_matches_the_guard_roles():
     assert [j.id for j in change] == ["2", "4", "5", "7"]
     change, _ = foresee(spec, jobs, "dead-letter", force=False)
     assert [j.id for j in change] == ["2", "3", "5"]
+
+
+# --- typed input that arrives in one burst (a paste, tmux send-keys, a fast typist) ------------
+
+
+def test_ids_typed_in_one_burst_with_enter_are_looked_up_at_once(dsn, connect):
+    run(_ids_typed_in_one_burst, dsn, connect)
+
+
+async def _ids_typed_in_one_burst(dsn, connect):
+    from textual import events
+
+    spec = demo_spec(dsn)
+    job_id = add_job(connect(autocommit=True), "failed")
+    app = QueuetopApp(spec, dsn, interval=INTERVAL)
+    lookups = spy_lookups(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        # every key in the app's queue before the dialog exists: none may be lost or late
+        for key in ["j", *str(job_id), "enter"]:
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await until(pilot, lambda: isinstance(app.screen, JobListScreen))
+        assert lookups == [[str(job_id)]]
+        # and once the dialog is open, a burst of ids and Enter looks up what was typed
+        await pilot.press("escape")
+        await pilot.press("j")
+        await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
+        for key in [*f"{job_id} {job_id}0", "enter"]:
+            app.post_message(events.Key(key if key != " " else "space",
+                                        "\r" if key == "enter" else key))
+        await until(pilot, lambda: isinstance(app.screen, JobListScreen))
+        assert lookups[-1] == [str(job_id), f"{job_id}0"]
+
+
+def test_j_typed_into_a_dialog_is_text_not_a_look_up(dsn):
+    run(_j_typed_into_a_dialog, dsn)
+
+
+async def _j_typed_into_a_dialog(dsn):
+    from textual.command import CommandPalette
+    from textual.widgets import Input
+
+    app = QueuetopApp(demo_spec(dsn), dsn, interval=INTERVAL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("j", "o")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        assert app.screen.query_one(Input).value == "jo"

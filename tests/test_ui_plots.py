@@ -77,6 +77,19 @@ def test_ticks_are_round_and_counts_get_whole_numbers():
     assert nice_ticks(0.9, False) == [0, 0.5]
     assert nice_ticks(3, True, rows=2) == [0, 3]  # two rows: 0 and the top, nothing between
     assert nice_ticks(2.26, False, rows=3) == [0, 2.3]
+    # 5 rows (the jobs chart at 80x24): a round step above the top left 0 alone, no scale
+    assert nice_ticks(215, True, rows=5) == [0, 215]
+    assert nice_ticks(0.7, False, rows=5) == [0, 0.7]
+    assert nice_ticks(500, True, rows=5) == [0, 500]
+
+
+def test_the_jobs_chart_keeps_its_scale_at_80x24():
+    async def body(pilot):
+        depth = pilot.app.query_one("#plot-depth", HistoryPlot)
+        labels = {line.text.split("┤")[0].strip() for line in
+                  (depth.render_line(y) for y in range(depth.size.height)) if "┤" in line.text}
+        assert len(labels - {""}) >= 2, labels  # 0 and a tick above it
+    run(body, size=(80, 24))
 
 
 def test_plots_keep_each_buckets_lowest_and_highest_point_in_time_order():

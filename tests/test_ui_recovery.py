@@ -51,7 +51,7 @@ async def _requeue_a_marked_stale_lease(dsn, connect):
         text = screen_text(app.screen)
         assert "Requeue 1 job?" == app.screen.query_one("#confirm-body").border_title
         for shown in (str(job_id), "running", "w-gone", "token 1", "overdue 2m",
-                      "lease token advanced", "skipped"):
+                      "lease token (lease_token) advances", "skipped"):
             assert shown in text, shown
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))

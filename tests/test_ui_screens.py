@@ -248,3 +248,30 @@ def test_cells_kept_across_refreshes_render_like_fresh_ones_and_click_where_they
         await pilot.click(idle, offset=(3, 4))  # below the header: the fourth row
         assert idle.cursor_row == 3
     run(fixed_app([fixed_snapshot(0, rows=40)]), body)
+
+
+def test_a_table_filled_while_hidden_scrolls_to_its_end_once_shown_and_counts_in_place():
+    async def body(pilot):
+        app = pilot.app
+        idle = app.table("idle")
+        app.apply_snapshot(fixed_snapshot(1, rows=300))  # tab 1 shown; tab 3 grows unseen
+        await pilot.pause()
+        assert not idle.shown and idle.virtual_size.height == 301  # header + rows
+        await pilot.press("3", "end")
+        await pilot.pause()
+        assert idle.shown and idle.cursor_row == 299
+        assert idle.max_scroll_y > 0 and idle.scroll_y == idle.max_scroll_y
+        last_pid = idle.cursor_key()[1:]  # keyed p<pid>: the last row is on the screen
+        assert any(line.text.split()[:1] == [last_pid]
+                   for line in app.screen._compositor.render_strips())
+        # a count of the same width is redrawn where it was
+        tabs = app.query_one("#tables")
+        before = tabs.get_tab("tab-idle").region
+        app.apply_snapshot(replace(fixed_snapshot(2, rows=300), idle_in_transaction=app.snapshot
+                                   .idle_in_transaction[:200]))
+        await pilot.pause()
+        tab = tabs.get_tab("tab-idle")
+        assert tab.label_text == "Idle in transaction 200" and tab.region == before
+        assert any("Idle in transaction 200" in line.text
+                   for line in app.screen._compositor.render_strips())
+    run(fixed_app([fixed_snapshot(0)]), body)

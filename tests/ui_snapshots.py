@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+from dashboard.actions.audit_trail import AuditPage, AuditRecord
 from dashboard.config import load_preset
 from dashboard.loadgen import LoadSettings, LoadSnapshot, WorkerStats
 from dashboard.loadgen.stats import COUNTERS, Latency
@@ -101,7 +102,8 @@ def fixed_load_snapshot(double_claims: int = 0) -> LoadSnapshot:
     on its second session (it reconnected after a lost one)."""
     counters = dict.fromkeys(COUNTERS, 0)
     workers = tuple(
-        WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, alive=k != 5,
+        WorkerStats(k=k, name=f"queuetop-worker-{k}", pid=7100 + k, backend_pid=4100 + k,
+                    alive=k != 5,
                     stalled=k == 4, counters={**counters, "claimed": 400 + 313 * k,
                                               "claims": 400 + 313 * k,
                                               "completed": 395 + 313 * k, "failed": k % 3,
@@ -162,3 +164,37 @@ class FixedLoadGen:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args: self.calls.append((name, *args))
+
+
+def fixed_audit_page() -> AuditPage:
+    """What queuetop.audit_log holds after a night's recovery: changes, skips, a session
+    terminated, the load generator's rescues; newest first, fixed timestamps."""
+    def job(status: str, worker: str | None, token: int) -> dict:
+        return {"status": status, "worker": worker, "lease_token": str(token), "attempts": 1,
+                "lease_until": (T0 - timedelta(minutes=4)).isoformat()}
+
+    rows = [
+        ("requeue", "1001", "changed", "worker-1 died at 3am", job("running", "worker-1", 2),
+         "ready", "ops", "alice", None),
+        ("requeue", "1002", "skipped", "worker-1 died at 3am", job("done", None, 2), None, "ops",
+         "alice", {"skip_reason": "completed meanwhile"}),
+        ("dead-letter", "1017", "changed", "poison message: payload is not JSON",
+         job("failed", None, 3), "table:queuetop_demo.jobs_dead", "ops", "alice", None),
+        ("terminate", "4200", "changed", "idle in transaction for 2h, holding the xmin",
+         {"pid": 4200, "state": "idle in transaction"}, "terminated", "ops", "alice", None),
+        ("cancel", "5001", "skipped", None, {"pid": 5001, "state": "active"}, None, "ops",
+         "bob", {"skip_reason": "pid reused: backend start differs"}),
+        ("rescue", "998", "changed", "lease expired", job("running", "queuetop-worker-3", 1),
+         "ready", "postgres", "root", {"actor": "queuetop load --rescue"}),
+        ("requeue", "990", "skipped", None, job("running", "worker-2", 5), None, "ops", "bob",
+         {"skip_reason": "lease renewed"}),
+    ]
+    records = tuple(
+        AuditRecord(at=T0 - timedelta(minutes=7 * i), action=action, target=target,
+                    outcome=outcome, reason=reason, from_state=before, to_state=after,
+                    db_user=db_user, os_user=os_user, queue_table="queuetop_demo.jobs"
+                    if action not in ("terminate", "cancel") else None,
+                    detail=detail, record_id=f"audit_id {len(rows) - i}")
+        for i, (action, target, outcome, reason, before, after, db_user, os_user, detail)
+        in enumerate(rows))
+    return AuditPage("queuetop.audit_log", records)

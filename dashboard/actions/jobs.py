@@ -147,8 +147,9 @@ def dead_letter(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[Ob
 def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], plan: Plan,
          audit: AuditSink, reason: str | None, dry_run: bool, force: bool) -> ActionResult:
     seen = {o.id: o for o in observed}  # one entry per id, the last observation wins
+    id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
-        return ActionResult(plan.action, dry_run=dry_run)
+        return ActionResult(plan.action, dry_run=dry_run, id_type=id_type)
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.rollback()  # an action is its own transaction, never part of the caller's
     try:
@@ -165,7 +166,7 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
                     for o in targets if o.id not in changed]
         result = ActionResult(
             plan.action, changed=tuple(changed[i].id for i in ids if i in changed),
-            skipped=tuple(skipped), dry_run=dry_run,
+            skipped=tuple(skipped), dry_run=dry_run, id_type=id_type,
             detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
                                          for i in ids if i in changed}})
         if dry_run:

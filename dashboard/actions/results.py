@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,18 @@ from dashboard.models import IdleTransaction, SessionInfo, StaleLease, WaitingSe
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+INTEGER_ID_TYPES = ("smallint", "integer", "bigint")
+SESSION_ACTIONS = ("cancel", "terminate")
+
+
+def typed_id(value: str, sql_type: str) -> int | str:
+    """An id as JSON carries it: a number for an integer column (as `snapshot --json` gives
+    it), else the text PostgreSQL prints (uuid, text, numeric)."""
+    if sql_type in INTEGER_ID_TYPES and re.fullmatch(r"[+-]?[0-9]+", value):
+        return int(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,8 @@ class ActionResult:
     skipped: tuple[Skipped, ...] = ()
     dry_run: bool = False
     detail: dict[str, Any] = field(default_factory=dict)
+    # SQL type of the job id column: the type the ids take in JSON (pids are integers)
+    id_type: str = "text"
 
     @property
     def ok(self) -> bool:
@@ -88,11 +103,12 @@ class ActionResult:
         return replace(self, skipped=tuple(extra) + self.skipped)
 
     def as_dict(self) -> dict[str, Any]:
+        kind = "integer" if self.action in SESSION_ACTIONS else self.id_type
         return {
             "action": self.action,
             "dry_run": self.dry_run,
-            "changed": list(self.changed),
-            "skipped": [{"id": s.id, "reason": s.reason} for s in self.skipped],
+            "changed": [typed_id(i, kind) for i in self.changed],
+            "skipped": [{"id": typed_id(s.id, kind), "reason": s.reason} for s in self.skipped],
         }
 
     def to_json(self) -> str:

@@ -7,11 +7,22 @@ import argparse
 from dashboard import db, schema
 from dashboard.cli.common import connection_options
 
+DB_ACTIONS = """actions:
+  start   start the embedded server (its data directory is made on first use), print its DSN
+  stop    stop it (fast shutdown: open sessions are ended)
+  status  print its DSN if it is running, else 'stopped'; exit 0 if running, 3 if not
+  url     print the DSN only (starting the server if needed), e.g. psql "$(queuetop db url)"
+"""
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     conn_opts = connection_options()
-    p = sub.add_parser("db", help="manage the embedded PostgreSQL server")
-    p.add_argument("action", choices=["start", "stop", "status", "url"])
+    p = sub.add_parser("db", help="manage the embedded PostgreSQL server",
+                       description="Manage queuetop's own PostgreSQL server (data in "
+                                   f"{db.data_dir()}, or $QUEUETOP_HOME/pgdata).",
+                       epilog=DB_ACTIONS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", choices=["start", "stop", "status", "url"],
+                   help="what to do (see below)")
     p.set_defaults(handler=run_db)
 
     p = sub.add_parser("init-demo", parents=[conn_opts],

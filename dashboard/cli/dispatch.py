@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import psycopg
 
 from dashboard import redact
 from dashboard.cli import (
     action_commands,
+    audit_command,
     check_command,
     db_commands,
     export_command,
@@ -26,6 +28,7 @@ COMMAND_MODULES = (
     snapshot_command,
     watch_commands,
     action_commands,
+    audit_command,
     load_command,
     export_command,
     check_command,
@@ -34,12 +37,20 @@ COMMAND_MODULES = (
 )
 
 
+def installed_version() -> str:
+    try:
+        return version("queuetop")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog="queuetop",
         description="A terminal dashboard for PostgreSQL tables used as job queues.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version=f"queuetop {installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for module in COMMAND_MODULES:

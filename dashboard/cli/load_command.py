@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -20,6 +21,7 @@ from dashboard.cli.common import (
     warn_password_in_dsn,
 )
 from dashboard.errors import UserError
+from dashboard.fit import fit_line
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
 from dashboard.loadgen.rescuer import check_rescue
 from dashboard.loadgen.settings import MAX_WORKERS
@@ -112,19 +114,44 @@ def rescue_audit(dsn: str, spec: QueueSpec, audit_file: str | None) -> AuditSink
                             "or run without --rescue") from None
 
 
-def live_line(snap: LoadSnapshot) -> str:
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def live_line(snap: LoadSnapshot, width: int | None = None) -> str:
+    """The live line; with a terminal `width`, the least needed numbers leave first so it
+    never wraps (a wrapped line redrawn with \\r leaves broken lines behind)."""
     t, lat = snap.totals, snap.recent_latency
     p95 = f"{lat.p95:.1f}ms" if lat.p95 is not None else "-"
     rescued = f"rescued {snap.rescued}" if snap.rescue else "rescue off"
-    line = (f"{snap.elapsed_s:6.1f}s  workers {snap.live_workers}/{snap.target_workers}  "
-            f"claims/s {snap.claims_per_s:7.0f}  done/s {snap.completions_per_s:7.0f}  "
-            f"done {t['completed']}  failed {t['failed']}  dead {t['dead']}  "
-            f"crashed {snap.crashed}  {rescued}  p95 (last {LATENCY_WINDOW_S:g}s) {p95}  "
-            f"lock waits {t['lock_waits']}  lock errors {t['lock_errors']}  "
-            f"double claims {snap.double_claims}")
-    if snap.reconnecting:
-        line += f"  RECONNECTING {len(snap.reconnecting)}: {snap.connection_error}"
-    return line
+    parts = [  # (text, rank): rank 0 always shows, the highest rank leaves first
+        (f"{snap.elapsed_s:5.1f}s", 0),
+        (f"workers {snap.live_workers}/{snap.target_workers}", 0),
+        (f"done/s {_rate(snap.completions_per_s)}", 0),
+        (f"claim p95 ({LATENCY_WINDOW_S:g}s) {p95}", 0),
+        (f"double claims {snap.double_claims}", 0 if snap.double_claims else 2),
+        (f"lock waits {t['lock_waits']}", 1),
+        (f"crashed {snap.crashed}", 1),
+        (f"claims/s {_rate(snap.claims_per_s)}", 2),
+        (f"done {t['completed']}", 3),
+        (f"failed {t['failed']}", 3),
+        (f"dead {t['dead']}", 3),
+        (rescued, 3 if not snap.rescue else 2),
+        (f"lock errors {t['lock_errors']}", 3),
+    ]
+    if snap.reconnecting:  # who is down and why, before numbers that are stale meanwhile
+        parts = parts[:2] + [(text, max(rank, 1)) for text, rank in parts[2:]]
+        parts.insert(2, (f"RECONNECTING {len(snap.reconnecting)}: {snap.connection_error}", 0))
+    line = fit_line(parts, None if width is None else width - 1)  # the last column wraps
+    return line if width is None else line[:width - 1]
+
+
+def terminal_width(stream) -> int | None:
+    """The width of the terminal `stream` writes to, None when it is no terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def summary_text(doc: dict) -> str:
@@ -200,7 +227,10 @@ def run_load(args: argparse.Namespace) -> int:
             if finished(snap, args.jobs, duration):
                 break
             if time.monotonic() - last_print >= (LIVE_EVERY_S if tty else 2.0):
-                print(("\r" if tty else "") + live_line(snap), end="" if tty else "\n",
+                # on a terminal: one line redrawn in place, as wide as the terminal is now
+                # (a resize too), the rest of the old line cleared
+                line = live_line(snap, terminal_width(sys.stderr)) if tty else live_line(snap)
+                print(("\r" + line + "\x1b[K") if tty else line, end="" if tty else "\n",
                       file=sys.stderr, flush=True)
                 last_print = time.monotonic()
             time.sleep(0.1)

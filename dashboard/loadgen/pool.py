@@ -18,6 +18,7 @@ import os
 import queue
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
@@ -29,7 +30,14 @@ from dashboard.loadgen import faults
 from dashboard.loadgen.producer import Producer, Rescue, enqueue
 from dashboard.loadgen.rescuer import check_rescue
 from dashboard.loadgen.settings import LIVE_KNOBS, MAX_WORKERS, LoadSettings
-from dashboard.loadgen.stats import Latency, LoadSnapshot, StatsBook, WorkerStats
+from dashboard.loadgen.stats import (
+    CRASHES_KEPT,
+    CrashReport,
+    Latency,
+    LoadSnapshot,
+    StatsBook,
+    WorkerStats,
+)
 from dashboard.loadgen.strategies import build, check_strategy
 from dashboard.loadgen.worker import first_line, run_worker
 from dashboard.models import QueueSpec
@@ -52,6 +60,7 @@ class _Proc:
     stopping: bool = False
     stalled_until: float = 0.0
     down: str | None = None  # why, while it has lost its connection and reconnects
+    backend_pid: int | None = None  # its session's, as pg_stat_activity shows it
 
 
 class LoadGenerator:
@@ -83,6 +92,8 @@ class LoadGenerator:
         self._procs: dict[int, _Proc] = {}
         self._next_k = 1
         self._errors: list[str] = []  # append-only; see _fold_errors
+        self._crashes: deque[CrashReport] = deque(maxlen=CRASHES_KEPT)
+        self._crash_count = 0
         self._folded = (0, 0)  # ledger examples and producer errors already in _errors
         self._respawn_at = 0.0
         self._respawn_delay = RESPAWN_MIN_S
@@ -169,6 +180,7 @@ class LoadGenerator:
             procs = sorted(self._procs.values(), key=lambda p: p.k)
             workers = tuple(
                 WorkerStats(k=p.k, name=p.name, session=p.session, pid=p.process.pid,
+                            backend_pid=None if p.down else p.backend_pid,
                             alive=not p.stopping, stalled=p.stalled_until > now,
                             counters=dict(book.per_worker.get(p.k, {})), connected=not p.down)
                 for p in procs
@@ -195,6 +207,7 @@ class LoadGenerator:
                 recent_latency=Latency.of(book.recent.at(now)),
                 reconnecting=tuple(name for name, _ in down),
                 connection_error=down[-1][1] if down else None,
+                crashes=tuple(self._crashes), lease_s=s.lease_s,
             )
 
     def __enter__(self) -> LoadGenerator:
@@ -342,7 +355,7 @@ class LoadGenerator:
         proc = self._procs.get(k)
         if kind == "ready":
             if proc:
-                proc.ready, proc.session = True, msg[2]
+                proc.ready, proc.session, proc.backend_pid = True, msg[2], msg[3]
             if not self._clock_started:
                 self._clock_started, self._book.started = True, time.monotonic()
         elif kind == "down":
@@ -350,7 +363,12 @@ class LoadGenerator:
                 proc.down = msg[2]
         elif kind == "up":
             if proc:
-                proc.down, proc.session = None, msg[2]
+                proc.down, proc.session, proc.backend_pid = None, msg[2], msg[3]
+        elif kind == "crash":
+            _, _, _, session, jobs, by_knob, committed = msg
+            self._crash_count += 1
+            self._crashes.append(CrashReport(self._crash_count, k, session, tuple(jobs),
+                                             by_knob, committed))
         elif kind == "batch":
             _, _, counts, latencies, claimed, finished = msg
             self._book.add(k, counts, latencies)

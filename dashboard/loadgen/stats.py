@@ -29,6 +29,7 @@ COUNTERS = (
 LOCK_WAIT_MS = 20.0
 RATE_WINDOW_S = 2.0
 LATENCY_WINDOW_S = 10.0  # the live percentiles cover the claims of the last 10 s
+CRASHES_KEPT = 100  # crash reports a snapshot carries
 _LATENCY_SLOT_S = 1.0
 _BUCKET_BASE = 1.04  # histogram buckets 4 % wide: percentiles within 2 %
 _BUCKET_FLOOR_MS = 0.01
@@ -117,10 +118,30 @@ class WorkerStats:
     # its session's application_name now, also what it writes into the worker column: the
     # name, or name.N after N-1 lost sessions (whose leases must read as unowned)
     session: str = ""
+    # its database session's backend pid (what pg_stat_activity and the dashboard's lock,
+    # waiting and idle tables show); None while it has none. `pid` is its OS process.
+    backend_pid: int | None = None
 
     def __post_init__(self) -> None:
         if not self.session:
             object.__setattr__(self, "session", self.name)
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    """A worker that exited hard right after a claim: who, holding which jobs, and why.
+
+    `by_knob`: the crash knob (the dashboard's `!`) asked for it, not the random crash rate.
+    `committed`: its claim had committed, so the jobs stay running: stale leases once their
+    lease runs out (with hold-tx the claim rolled back with the session: nothing is left).
+    """
+
+    n: int  # 1, 2, 3... in the order the generator heard of them
+    k: int
+    session: str
+    jobs: tuple[Any, ...]
+    by_knob: bool
+    committed: bool
 
 
 @dataclass(frozen=True)
@@ -153,6 +174,8 @@ class LoadSnapshot:
     reconnecting: tuple[str, ...] = ()
     connection_error: str | None = None  # the latest reason, while anyone is reconnecting
     rescue: bool = False  # the rescuer runs (opt-in: queuetop load --rescue)
+    crashes: tuple[CrashReport, ...] = ()  # the latest ones (see CRASHES_KEPT), oldest first
+    lease_s: float = 0.0  # the lease a claim takes: a crashed worker's job is stale after it
 
 
 class ClaimLedger:

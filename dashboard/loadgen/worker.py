@@ -242,10 +242,15 @@ class Worker:
                 self.poll()
 
     def after_claim(self, jobs: list[tuple[Any, Any]]) -> None:
-        """The crash knob: exit hard right after the claim committed, leaving a stale lease."""
-        if jobs and (self.crash_next or faults.happens(self.rng, self.settings.crash_rate)):
+        """The crash knob: exit hard right after the claim committed, leaving a stale lease.
+
+        The parent hears which session crashed, holding which jobs, and why (the `!` knob or
+        the random crash rate); with hold-tx the claim had not committed: no stale lease."""
+        by_knob = self.crash_next
+        if jobs and (by_knob or faults.happens(self.rng, self.settings.crash_rate)):
             self.flush()
-            self.events.put(("crash", self.k, time.time()))
+            self.events.put(("crash", self.k, time.time(), self.session,
+                             [job for job, _ in jobs], by_knob, not self.settings.hold_tx))
             self.events.close()
             self.events.join_thread()  # the records must reach the parent before we vanish
             faults.crash_now()
@@ -278,7 +283,7 @@ class Worker:
             except psycopg.OperationalError as exc:
                 lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
                 continue
-            self.events.put(("up", self.k, self.session))
+            self.events.put(("up", self.k, self.session, self.conn.info.backend_pid))
             return
 
     def run(self) -> int:
@@ -288,7 +293,7 @@ class Worker:
                 self.connect()
             except psycopg.OperationalError as exc:  # started while the server is away
                 self.reconnect(exc)
-            self.events.put(("ready", self.k, self.session))
+            self.events.put(("ready", self.k, self.session, self.conn.info.backend_pid))
             while not self.stopping:
                 try:
                     self.turn()

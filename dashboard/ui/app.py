@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -15,17 +16,22 @@ from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from dashboard import db
+from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
+from dashboard.ui import palette
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
+from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
+from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
-from dashboard.ui.screens.help import HelpScreen, keys_text
+from dashboard.ui.screens.help import HelpScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 from dashboard.ui.signals import exit_on_signals
+from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
     DepthPlot,
@@ -61,6 +67,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     TITLE = "queuetop"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
+        # like top and pg_activity, from anywhere (a dialog's input would copy instead)
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True,
+                tooltip="Quit queuetop, from any screen or dialog"),
         Binding("question_mark,f1", "help", "Help", key_display="?",
                 tooltip="Show every key binding"),
         Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
@@ -81,8 +90,12 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
         Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
                 group=PANEL_KEYS),
-        Binding("j", "lookup_jobs", "Job by id",
+        # priority: handled as it arrives, before the keys typed after it are sent on to
+        # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
+        Binding("j", "lookup_jobs", "Job by id", priority=True,
                 tooltip="Look up any job by id, then requeue or dead-letter it"),
+        Binding("A", "show_audit", "Audit",
+                tooltip="The latest actions from the audit trail (the table, or --audit-file)"),
         *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     ]
 
@@ -301,12 +314,23 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             label = f"{title} {count:<{digits}}"
             tab = tabs.get_tab(pane_id)
             if tab.label_text != label:
-                tab.label = label
+                relabel(tab, label)
 
     def action_show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)
         self.query_one(TabbedContent).active = pane_id
         self.table(table_id).focus()
+
+    def action_show_audit(self) -> None:
+        source = self.audit_file or AUDIT_NAME
+        load = partial(read_latest, self.dsn, self.audit_file, limit=AUDIT_LIMIT)
+        self.push_screen(AuditScreen(load, str(source)))
+
+    def refresh_audit_views(self) -> None:
+        """After an action: an audit screen left open reads its trail again."""
+        for screen in self.screen_stack:
+            if isinstance(screen, AuditScreen):
+                screen.reload()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery_help()))
@@ -328,6 +352,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
                 Binding("home,end", "scroll", "First job / last job")]),
             ("confirmations", ConfirmScreen.BINDINGS),
+            ("audit trail (A)", [*AuditScreen.BINDINGS,
+                                 Binding("enter", "select", "The whole record")]),
             ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
         ]
 
@@ -337,8 +363,16 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for b in self.BINDINGS:
-            if b.action in ("quit",) or not self.check_action(b.action, ()):
-                continue
-            yield SystemCommand(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
-                                lambda action=b.action: self.call_later(self.run_action, action))
+        yield from palette.app_commands(self, self.BINDINGS)
+        yield from palette.stale_lease_commands(self)
+        yield from palette.session_commands(self)
+
+    def signal_open_session(self, action: str) -> None:
+        """Cancel or terminate from the palette: the session under the open tab's cursor."""
+        active = self.query_one(TabbedContent).active
+        table_id = next((t for p, t, _ in PANELS if p == active), None)
+        if table_id not in palette.SESSION_TABLES:
+            self.notify(f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on "
+                        "the session first", severity="warning", timeout=6)
+            return
+        self.action_signal_session(action, table_id)

@@ -21,8 +21,9 @@ from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
-from dashboard.loadgen import STRATEGIES, LoadSnapshot
+from dashboard.loadgen import STRATEGIES, LoadSnapshot, WorkerStats
 from dashboard.loadgen.settings import MAX_WORKERS
+from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
 LOADGEN_KEYS = Binding.Group("Load")
@@ -68,6 +69,7 @@ class LoadGenControls:
     _load_timer: Timer | None = None
     _load_errors_seen: int = 0
     _load_reconnecting: bool = False
+    _crashes_seen: int = 0  # the n of the last crash report said
 
     def compose_loadgen_strip(self) -> ComposeResult:
         if self.loadgen is not None:
@@ -119,7 +121,10 @@ class LoadGenControls:
         summary.show(snap)
         workers.update_from(snap)
         compact = self.screen.has_class("-compact")
-        tab.label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
+        label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
+        if tab.label_text != label:  # every half second: only a change is drawn
+            relabel(tab, label)
+        self.report_crashes(snap)
         for error in snap.errors[self._load_errors_seen:]:
             self.notify(error, title="load generator", severity="error", timeout=10)
         self._load_errors_seen = len(snap.errors)
@@ -131,6 +136,28 @@ class LoadGenControls:
         elif self._load_reconnecting and not reconnecting and snap.running:
             self.notify("reconnected", title="load generator", timeout=4)
         self._load_reconnecting = reconnecting
+
+    def report_crashes(self, snap: LoadSnapshot) -> None:
+        """Say which worker each new crash took and which job it left; tell the stale-lease
+        table which leases a crash made (`!`, or the demo's random crashes)."""
+        for crash in snap.crashes:
+            if crash.n <= self._crashes_seen:
+                continue
+            self._crashes_seen = crash.n
+            if not crash.by_knob:  # the demo's random crashes come every ~20 s: tab 4 says
+                continue
+            jobs = ", ".join(map(str, crash.jobs))
+            if crash.committed:
+                left = (f"job {jobs} stays running under its name: a stale lease once its "
+                        f"{snap.lease_s:g}s lease runs out (tab 4 marks it '! crash')")
+            else:
+                left = f"its claim of job {jobs} had not committed (hold-tx): rolled back"
+            self.notify(f"! crashed {crash.session}: {left}", title="load generator",
+                        severity="warning", timeout=10)
+        causes = {str(job): "! crash" if c.by_knob else "random crash"
+                  for c in snap.crashes if c.committed for job in c.jobs}
+        with contextlib.suppress(NoMatches):
+            self.stale_table.set_crash_causes(causes)
 
     def fit_loadgen_footer(self, narrow: bool) -> None:
         """Narrow terminals: the knobs leave the footer (help and palette still list them).
@@ -163,9 +190,9 @@ class LoadGenControls:
     def _stats(self) -> LoadSnapshot:
         return self.loadgen.stats()
 
-    def _newest_live(self) -> str | None:
+    def _newest_live(self) -> WorkerStats | None:
         live = [w for w in self._stats().workers if w.alive]
-        return live[-1].session if live else None
+        return live[-1] if live else None
 
     def action_show_loadgen(self) -> None:
         self.query_one(TabbedContent).active = LOADGEN_TAB
@@ -185,7 +212,8 @@ class LoadGenControls:
             self.notify("no worker left to remove", severity="warning", timeout=3)
             return
         self.loadgen.remove_worker()
-        self.notify(f"stopping {self._newest_live() or 'a worker'}: "
+        newest = self._newest_live()
+        self.notify(f"stopping {newest.session if newest else 'a worker'}: "
                     f"{snap.target_workers - 1} wanted (its jobs go back to ready)", timeout=3)
 
     # True while hold-tx is on only because `s` chose for-update: leaving for-update undoes it.
@@ -220,22 +248,22 @@ class LoadGenControls:
                     timeout=5)
 
     def action_crash_worker(self) -> None:
-        name = self._newest_live()
-        if name is None:
+        worker = self._newest_live()
+        if worker is None:
             self.notify("no live worker to crash", severity="warning", timeout=3)
             return
-        self.loadgen.crash_worker()
-        self.notify(f"{name} will exit hard after its next claim: its job becomes a stale "
-                    "lease; a new worker replaces it", timeout=5)
+        self.loadgen.crash_worker(worker.k)  # this one, the one named: not whoever is newest
+        self.notify(f"{worker.session} (pid {worker.backend_pid or '-'}) will exit hard after "
+                    "its next claim; a new worker replaces it", timeout=5)
 
     def action_stall_worker(self) -> None:
-        name = self._newest_live()
-        if name is None:
+        worker = self._newest_live()
+        if worker is None:
             self.notify("no live worker to stall", severity="warning", timeout=3)
             return
         self.loadgen.stall_worker(STALL_S)
-        self.notify(f"{name} sits idle in a transaction holding a row lock for {STALL_S:g}s",
-                    timeout=5)
+        self.notify(f"{worker.session} sits idle in a transaction holding a row lock for "
+                    f"{STALL_S:g}s", timeout=5)
 
     def action_toggle_producer(self) -> None:
         paused = not self._stats().producer_paused

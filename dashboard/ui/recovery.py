@@ -14,6 +14,7 @@ from functools import partial
 
 import psycopg
 from textual import work
+from textual.actions import SkipAction
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
@@ -33,7 +34,8 @@ from dashboard.ui.screens.confirm import (
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 
 # app actions that need a database; hidden when the dashboard shows fixed snapshots
-RECOVERY_ACTIONS = ("requeue_stale", "dead_letter_stale", "signal_session", "lookup_jobs")
+RECOVERY_ACTIONS = ("requeue_stale", "dead_letter_stale", "signal_session", "lookup_jobs",
+                    "show_audit")
 CHECKING = "still checking permissions; try again in a moment"
 WORKER_GROUPS = ("recovery", "recovery-lookup", "recovery-check")
 
@@ -85,7 +87,7 @@ class RecoveryMixin:
     """Guarded requeue, dead-letter, cancel and terminate for QueuetopApp.
 
     Expects on the app: dsn, spec, read_only, audit_file, polling_enabled, _in_flight,
-    _start_poll(), stale_table, table(), _render_chrome().
+    _start_poll(), stale_table, table(), _render_chrome(), refresh_audit_views().
     """
 
     action_reasons: dict[str, str | None] = {}
@@ -199,9 +201,17 @@ class RecoveryMixin:
                 else ObservedSession.from_session(item))
         self._confirm(session_request(action, item, seen))
 
-    def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
+    async def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
+        if len(self.screen_stack) > 1 and not value:  # j typed in a dialog: its own key
+            raise SkipAction()
         check = partial(actions.job_id_problem, self.spec)
-        self.push_screen(JobLookupScreen(check, value, error), self._look_up)
+        screen = JobLookupScreen(check, value, error)
+        # the keys typed right after j (a paste, tmux send-keys, a fast typist) wait in the
+        # app's queue behind this priority key: with the dialog mounted and its input
+        # focused before this returns, they go to the input, in order (Enter too, see
+        # JobLookupScreen.action_look_up), not to the table that had the focus
+        await self.push_screen(screen, self._look_up)
+        screen.focus_input()
 
     # --- confirm, run, report ------------------------------------------------------------------
 
@@ -245,12 +255,14 @@ class RecoveryMixin:
         self.notify(result.summary(), title=result_title(result),
                     severity="information" if result.ok else "warning", timeout=8)
         self.push_screen(ActionResultScreen(result))
+        self.refresh_audit_views()
         self._poll_soon()
 
     def on_recovery_failed(self, message: RecoveryFailed) -> None:
         self._action_busy = False
         self.notify(message.reason, title=f"{message.action} failed",
                     severity="error", timeout=12)
+        self.refresh_audit_views()  # a failed action may still have its record (a file's)
         self._poll_soon()
 
     def _poll_soon(self) -> None:
@@ -293,8 +305,8 @@ class RecoveryMixin:
             return
         self.post_message(JobsObserved(jobs, missing))
 
-    def on_lookup_refused(self, message: LookupRefused) -> None:
-        self.action_lookup_jobs(message.value, message.reason)
+    async def on_lookup_refused(self, message: LookupRefused) -> None:
+        await self.action_lookup_jobs(message.value, message.reason)
 
     def on_jobs_observed(self, message: JobsObserved) -> None:
         self.push_screen(JobListScreen(message.jobs, message.missing, self.spec))

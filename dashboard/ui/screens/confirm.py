@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from dashboard.actions import ObservedJob, ObservedSession, Skipped
+from dashboard.actions.describe import fencing_text, fencing_warning, guard_text
 from dashboard.models import IdleTransaction, QueueSpec, SessionInfo, WaitingSession
 from dashboard.report import age
 
@@ -85,20 +86,24 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
     scope = f" (all {all_stale} stale leases shown)" if all_stale else ""
     noun = "job" if len(ids) == 1 else "jobs"
     head = f"{len(ids)} {noun}{scope}: {ids_text(ids)}"
-    guard = "Rows that changed since you looked are skipped, each with its reason."
-    warning = ""
+    # what the guard and the fence really are for this spec: never a token it lacks
+    guard = guard_text(spec, force)
+    fence = fencing_text(spec, action)
+    warnings = []
     if action == "requeue":
         title = f"Force requeue {len(ids)} {noun}?" if force else f"Requeue {len(ids)} {noun}?"
-        effect = ("Back to ready, worker and lease cleared, attempts kept, lease token "
-                  "advanced (the old worker's late completion will change nothing). " + guard)
+        cols = spec.columns
+        cleared = [name for name, col in (("worker", cols.worker), ("lease", cols.lease_until))
+                   if col]
+        effect = ("Back to ready" + (f", {' and '.join(cleared)} cleared" if cleared else "")
+                  + (", attempts kept" if cols.attempts else "") + ". "
+                  + (fence + " " if fence else "") + guard)
         if force:
             live = unexpired(jobs, spec)
-            warning = (f"FORCE: {len(live)} of these leases have not expired; their workers "
-                       "may still be running them. Only the expiry check is lifted."
-                       if live else "FORCE: the lease expiry check is lifted (these leases "
-                                    "have expired already).")
-        else:
-            effect += " Leases that have not expired are skipped."
+            warnings.append(f"FORCE: {len(live)} of these leases have not expired; their workers "
+                            "may still be running them. Only the expiry check is lifted."
+                            if live else "FORCE: the lease expiry check is lifted (these leases "
+                                         "have expired already).")
     else:
         title = f"Dead-letter {len(ids)} {noun}?"
         dead = spec.policy.dead_letter
@@ -106,7 +111,11 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
                  if dead and dead.kind == "table" and dead.table
                  else f"set to {dead.status if dead and dead.status else 'the dead state'}"
                       ", the reason kept with the job")
-        effect = f"Each job is {where}. {guard} A reason is required."
+        effect = f"Each job is {where}. " + (fence + " " if fence else "") + \
+            f"{guard} A reason is required."
+    if fencing_warning(spec, action):
+        warnings.append(fencing_warning(spec, action))
+    warning = "\n".join(warnings)
     return ConfirmRequest(action, title, (head, *rows), effect, warning,
                           needs_reason=action == "dead-letter",
                           payload={"jobs": list(jobs), "force": force})

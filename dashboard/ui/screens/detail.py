@@ -19,9 +19,12 @@ from dashboard.report import age
 # what an operator calls each field; a field not named here shows its name, spaced
 LABELS = {
     "application_name": "application",
+    "backend_pid": "pid (database session)",
     "backend_start": "session started",
     "blocked_by": "blocked by (pids)",
     "chain": "wait chain (root first)",
+    "db_user": "database role",
+    "from_state": "state before",
     "granted": "granted",
     "idle_s": "idle for",
     "lease_token": "lease token",
@@ -29,8 +32,13 @@ LABELS = {
     "locks_held": "locks held",
     "locktype": "lock type",
     "on_queue_table": "on the queue table",
+    "os_user": "os user",
     "overdue_s": "overdue by",
+    "process_id": "os pid (worker process)",
+    "queue_table": "queue table",
+    "record_id": "in the trail",
     "started_at": "started at",
+    "to_state": "state after",
     "wait_event": "wait event",
     "wait_s": "waiting for",
     "worker_alive": "worker session alive",
@@ -53,6 +61,8 @@ def _value(name: str, value: Any) -> str:
         return value.isoformat(sep=" ", timespec="seconds")
     if isinstance(value, float) and name.endswith("_s"):
         return f"{age(value)} ({value:.1f}s)"
+    if isinstance(value, dict):  # an audit record's states: one "key: value" a line
+        return "\n".join(f"{k}: {_value(k, v)}" for k, v in value.items()) or "-"
     if isinstance(value, tuple):
         return " -> ".join(map(str, value)) if name == "chain" else ", ".join(map(str, value))
     return str(value)

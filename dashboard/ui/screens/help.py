@@ -14,6 +14,7 @@ from textual.widgets import Footer, Static
 
 KEY_NAMES = {"question_mark": "?", "equals_sign": "=", "plus": "+", "minus": "-",
              "escape": "Esc", "enter": "Enter", "space": "Space", "ctrl+p": "Ctrl+P",
+             "ctrl+c": "Ctrl+C",
              "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1", "exclamation_mark": "!",
              "up": "Up", "down": "Down", "home": "Home", "end": "End", "left": "Left",
              "right": "Right"}

@@ -62,6 +62,10 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
         self.query_one(Input).action_end()  # reopened with the input: edit where it ends
         self.show_error(self.error, self.value)
 
+    def focus_input(self) -> None:
+        """Focus the input now, not after the keys already queued (Widget.focus defers)."""
+        self.set_focus(self.query_one(Input))
+
     def show_error(self, error: str, value: str) -> None:
         """Show `error` (or hide the line) about the input as it is: `value`."""
         self.error, self.value = error, value
@@ -84,9 +88,15 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_look_up()
+        self._look_up_typed()  # the input's own Enter: it comes after the keys before it
 
     def action_look_up(self) -> None:
+        """Enter is a priority key: it runs at once, maybe before the input has taken the
+        keys typed just before it. Look up once the input has taken them (they are in its
+        queue, ahead of this call)."""
+        self.query_one(Input).call_later(self._look_up_typed)
+
+    def _look_up_typed(self) -> None:
         value = self.query_one(Input).value
         ids = parse_ids(value)
         error = self.problem(ids)

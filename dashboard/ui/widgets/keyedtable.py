@@ -180,6 +180,11 @@ class KeyedTable(ScrollView, can_focus=True):
     # --- reading ------------------------------------------------------------------------------
 
     @property
+    def shown(self) -> bool:
+        """Displayed, it and every container above it (an inactive tab's table is not)."""
+        return all(node.display for node in self.ancestors_with_self)
+
+    @property
     def row_count(self) -> int:
         return len(self._keys)
 
@@ -228,7 +233,10 @@ class KeyedTable(ScrollView, can_focus=True):
             self.cursor_row = max(0, min(keep_index, len(keys) - 1))
         size = Size(self._width, len(keys) + 1)
         if size != self.virtual_size:
-            self.virtual_size = size
+            if self.shown:
+                self.virtual_size = size
+            else:  # in a hidden tab: no layout of the whole screen now, it gets one when shown
+                self.set_reactive(KeyedTable.virtual_size, size)
         if was_visible and not self._row_visible(self.cursor_row):
             self._scroll_to_cursor()
         self.refresh()  # lines whose values did not change are not rendered again

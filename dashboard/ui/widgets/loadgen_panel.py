@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from dashboard.fit import GAP, kept
 from dashboard.loadgen import LoadSnapshot, WorkerStats
 from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
@@ -72,13 +74,81 @@ def _double(snap: LoadSnapshot) -> Text:
     return Text(f"{snap.double_claims:,}", style)
 
 
+@dataclass(frozen=True)
+class StripPart:
+    """One number of the strip: its labels (long, short), value, style, and rank (0 always
+    shows; the highest rank leaves first when the line is too narrow)."""
+
+    label: str
+    short: str
+    value: str
+    style: str
+    rank: int
+
+    def width(self, short: bool) -> int:
+        return cell_len((self.short if short else self.label) + self.value)
+
+
+def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
+    """In the order of the `s` story: how workers claim, what they get done, how long a
+    claim takes, how often they queue on a lock; then who runs, what crashed, the rest."""
+    lock_waits = snap.totals.get("lock_waits", 0)
+    return [
+        StripPart("", "", snap.strategy, "bold", 0),
+        StripPart("hold-tx ", "hold-tx ", "on" if snap.hold_tx else "off",
+                  "bold yellow" if snap.hold_tx else "", 0),
+        StripPart("done ", "done ", f"{_rate(snap.completions_per_s)}/s", "bold green", 0),
+        StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95),
+                  "", 0),
+        StripPart("lock waits ", "lock waits ", f"{lock_waits:,}",
+                  "bold yellow" if lock_waits else "", 0),
+        StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
+        StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
+        StripPart("producer ", "producer ", _producer(snap),
+                  "bold cyan" if snap.producer_paused else "", 2),
+        StripPart("claims ", "claims ", f"{_rate(snap.claims_per_s)}/s", "", 3),
+    ]
+
+
+def fit_strip(badge: Text, parts: list[StripPart], room: int | None,
+              tail: StripPart | None = None) -> tuple[Text, list[StripPart], bool]:
+    """(badge, parts shown, short labels?) for `room` cells: every part with long labels
+    if they fit, else a short badge and short labels, the highest ranks leaving until the
+    rest fits. `tail` (an error) comes last and takes what is left, cut. None room (not
+    laid out yet): everything, long."""
+    if room is None:
+        return badge, parts, False
+    reserve = 0 if tail is None else len(GAP) + 24  # the tail gets at least this
+
+    def space(head: Text) -> int:
+        return room - cell_len(head.plain) - len(GAP) - reserve
+
+    long = [p.width(False) for p in parts]
+    if sum(long) + len(GAP) * (len(parts) - 1) <= space(badge):
+        return badge, parts, False
+    head = Text(" load ", badge.style)
+    keep = kept([p.width(True) for p in parts], [p.rank for p in parts], space(head),
+                whole=True)
+    return head, [parts[i] for i in keep], True
+
+
 class LoadStrip(Static):
-    """One line above the tables: the generator's knobs and rates beside the database's view."""
+    """One line above the tables: the generator's knobs and rates beside the database's view.
+
+    It fits its width: long labels where they fit, short ones where not, and then the
+    least needed numbers leave (never cut in the middle of one)."""
+
+    _snap: LoadSnapshot | None = None
+
+    def on_resize(self) -> None:
+        self.show(self._snap)
 
     def show(self, snap: LoadSnapshot | None) -> None:
+        self._snap = snap
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" load generator ", "bold reverse")
+        badge = Text(" load generator ", "bold reverse")
         if snap is None:
+            text.append_text(badge)
             text.append(" starting…", "dim")
             self.update(text)
             return
@@ -88,27 +158,22 @@ class LoadStrip(Static):
             text.append(" stopped ", "bold white on red")
         elif snap.reconnecting:
             text.append(*_reconnecting_badge(snap))
-        # what an operator needs first comes first: a narrow screen cuts the line at its end
-        parts = [
-            ("", snap.strategy, "bold"),
-            ("hold-tx ", "on" if snap.hold_tx else "off", "bold yellow" if snap.hold_tx else ""),
-            ("workers ", f"{snap.live_workers}/{snap.target_workers}", "bold"),
-            ("producer ", _producer(snap), "bold cyan" if snap.producer_paused else ""),
-            ("done ", f"{_rate(snap.completions_per_s)}/s", "bold green"),
-            (f"claim p95 ({WINDOW}) ", _ms_unit(snap.recent_latency.p95), ""),
-            ("claims ", f"{_rate(snap.claims_per_s)}/s", "bold"),
-            ("lock waits ", f"{snap.totals.get('lock_waits', 0):,}", ""),
-            ("crashed ", f"{snap.crashed:,}", ""),
-        ]
+        parts, tail = strip_parts(snap), None
         if snap.running and snap.reconnecting:
-            # what an operator needs first: who is down, then why; the rest is stale anyway
-            first = [p for p in parts if p[0] in ("workers ", "producer ")]
-            parts = first + [("why ", snap.connection_error or "?", "yellow")] + \
-                [p for p in parts if p not in first]
-        for label, value, style in parts:
-            text.append("  " + label, "dim")
-            text.append(value, style)
-        self.update(text)
+            # who is down, then why; the rest is stale anyway
+            first = [p for p in parts if p.label in ("workers ", "producer ")]
+            parts = [replace(p, rank=0) for p in first] + \
+                [replace(p, rank=max(p.rank, 1)) for p in parts if p not in first]
+            tail = StripPart("why ", "why ", snap.connection_error or "?", "yellow", 0)
+        room = self.size.width - cell_len(text.plain) if self.size.width else None
+        badge, shown, short = fit_strip(badge, parts, room, tail)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append_text(badge)
+        line.append_text(text)
+        for part in shown + ([tail] if tail else []):
+            line.append(GAP + (part.short if short else part.label), "dim")
+            line.append(part.value, part.style)
+        self.update(line)
 
 
 class LoadSummary(Static):
@@ -171,7 +236,8 @@ class WorkerDetail:
 
     worker_number: int  # K of queuetop-worker-K, as the generator counts them
     session: str  # its application_name now (queuetop-worker-K.N after a lost session)
-    process_id: int | None
+    backend_pid: int | None  # its session's pid: the one tabs 1-3 show
+    process_id: int | None  # the worker's own OS process
     state: str
     counters: str  # since it started, one a line: "claimed    552", "completed  547", …
 
@@ -180,7 +246,8 @@ class WorkerDetail:
         # one a line, numbers aligned: a wrapped "failed / 0" would pair the wrong words
         counts = [(name.replace("_", " "), f"{w.counters.get(name, 0):,}") for name in COUNTERS]
         names, numbers = (max(len(x[i]) for x in counts) for i in (0, 1))
-        return cls(worker_number=w.k, session=w.session, process_id=w.pid, state=_state(w),
+        return cls(worker_number=w.k, session=w.session, backend_pid=w.backend_pid,
+                   process_id=w.pid, state=_state(w),
                    counters="\n".join(f"{name:<{names}}  {n:>{numbers}}" for name, n in counts))
 
 
@@ -192,7 +259,9 @@ class WorkersTable(KeyedTable):
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
         Col("name", "worker", 21), Col("state", "state", 8),
-        Col("pid", "pid", 7, "right", drop=1), Col("claimed", "claimed", 7, "right", drop=2),
+        # pid: the backend's, as the lock, waiting and idle tables show it; then the OS's
+        Col("pid", "pid", 7, "right", drop=1), Col("os_pid", "os pid", 7, "right", drop=3),
+        Col("claimed", "claimed", 7, "right", drop=2),
         Col("completed", "done", 7, "right", drop=2), Col("failed", "failed", 6, "right", drop=3),
         Col("lock_waits", "lock waits", 10, "right", drop=3),
     )
@@ -206,7 +275,8 @@ class WorkersTable(KeyedTable):
     def values(self, key: str, w: WorkerStats) -> tuple:
         c = w.counters
         # the session's name, as the lock, idle and stale-lease tables show it
-        return (w.session, _state(w), w.pid or "-", f"{c.get('claimed', 0):,}",
+        return (w.session, _state(w), w.backend_pid or "-", w.pid or "-",
+                f"{c.get('claimed', 0):,}",
                 f"{c.get('completed', 0):,}", f"{c.get('failed', 0):,}",
                 f"{c.get('lock_waits', 0):,}")
 

@@ -59,6 +59,8 @@ def nice_ticks(top: float, whole: bool, rows: int = 8) -> list[float]:
     step = next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
     if whole:
         step = max(1, round(step))
+    if step > top:  # one tick a plot (5 rows or fewer): 0 alone would leave it without scale
+        return [0, round(top) if whole else round(top, 1)]
     return [i * step for i in range(int(top // step) + 1)]
 
 

@@ -209,6 +209,13 @@ class StaleLeaseTable(KeyedTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.marked: set[str] = set()
+        # the load generator's crashes: job id -> "! crash" (the `!` key) or "random crash"
+        self.crash_causes: dict[str, str] = {}
+
+    def set_crash_causes(self, causes: dict[str, str]) -> None:
+        if causes != self.crash_causes:
+            self.crash_causes = causes
+            self.refresh()  # the worker column reads them when a line is painted
 
     def cell_style(self, column: str, value: object) -> str | None:
         # a worker that still has a session may still be working on the job
@@ -223,7 +230,9 @@ class StaleLeaseTable(KeyedTable):
     def values(self, key: str, s: StaleLease) -> tuple:
         # a clock time, not an age: it does not change on every poll (the detail has the date)
         started = f"{s.started_at:%H:%M:%S}" if s.started_at else "-"
-        return (s.id, "●" if key in self.marked else "", age(s.overdue_s), _dash(s.worker),
+        cause = self.crash_causes.get(key)
+        worker = f"{_dash(s.worker)} ({cause})" if cause else _dash(s.worker)
+        return (s.id, "●" if key in self.marked else "", age(s.overdue_s), worker,
                 ALIVE[s.worker_alive], _dash(s.lease_token), _dash(s.attempts), started,
                 s.status)
 

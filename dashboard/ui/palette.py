@@ -1,0 +1,63 @@
+"""The command palette (Ctrl+P): every key of the dashboard, the table keys too.
+
+The app's own bindings run as they are. The stale-lease keys (mark, requeue,
+dead-letter) act on the stale-lease table, shown first so the operator sees what
+they act on; cancel and terminate act on the session under the cursor of the
+waiting or idle table, whichever tab is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from textual.app import SystemCommand
+from textual.binding import Binding
+
+from dashboard.ui.screens.help import keys_text
+from dashboard.ui.widgets.tables import StaleLeaseTable, session_bindings
+
+SESSION_TABLES = ("waiting", "idle")
+
+
+def _command(title: str, help_text: str, run: Callable[[], Any]) -> SystemCommand:
+    return SystemCommand(title, help_text, run)
+
+
+def app_commands(app: Any, bindings: Iterable[Binding]) -> Iterable[SystemCommand]:
+    """One command per app binding the app allows now (quit is Textual's own)."""
+    for b in bindings:
+        if b.action == "quit" or not app.check_action(b.action, ()):
+            continue
+        yield _command(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
+                       lambda action=b.action: app.call_later(app.run_action, action))
+
+
+def stale_lease_commands(app: Any) -> Iterable[SystemCommand]:
+    """Mark, mark all, unmark all, requeue, dead-letter: on the stale-lease table."""
+    for b in StaleLeaseTable.BINDINGS:
+        action = b.action
+        if action.startswith("app.") and not app.check_action(action[4:], ()):
+            continue
+
+        def run(action: str = action) -> None:
+            app.call_later(app.action_show_panel, "stale")
+            if action.startswith("app."):
+                app.call_later(app.run_action, action[4:])
+            else:
+                app.call_later(app.stale_table.run_action, action)
+
+        yield _command(f"{b.description} (stale leases)",
+                       f"{b.tooltip} (key {keys_text(b.key)} in tab 4)", run)
+
+
+def session_commands(app: Any) -> Iterable[SystemCommand]:
+    """Cancel query and terminate: the session under the cursor of tab 2 or 3."""
+    if not app.check_action("signal_session", ()):
+        return
+    for b in session_bindings("waiting"):
+        what = "cancel" if "'cancel'" in b.action else "terminate"
+        yield _command(f"{b.description} (session)",
+                       f"{b.tooltip} of the waiting or idle tab (key {keys_text(b.key)} "
+                       "in tabs 2 and 3)",
+                       lambda what=what: app.call_later(app.signal_open_session, what))

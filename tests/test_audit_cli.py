@@ -1,0 +1,143 @@
+"""`queuetop audit`: the latest actions from queuetop.audit_log or an --audit-file, newest
+first, a file's pending records joined with their outcome line; reads only."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from demo_queue import claim, expire
+from test_actions_permissions import watcher  # noqa: F401 - a fixture
+
+from dashboard import db, schema
+from dashboard.actions.audit_trail import read_file, read_table
+from dashboard.cli import main
+from dashboard.cli.audit_command import parse_since
+from dashboard.errors import UserError
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def stale_job(worker) -> int:
+    job_id, _ = claim(worker, "worker-1")
+    expire(worker, job_id)
+    return job_id
+
+
+def test_audit_lists_the_table_newest_first_with_skips_and_their_reasons(dsn, demo, capsys):
+    _, worker, _ = demo
+    job_id = stale_job(worker)
+    assert main(["requeue", str(job_id), "--reason", "worker died", "--dsn", dsn]) == 0
+    assert main(["requeue", str(job_id), "--dsn", dsn]) == 1  # already ready: skipped
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "audit", "--json", "--dsn", dsn)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["source"] == "queuetop.audit_log" and doc["unreadable_lines"] == 0
+    newest, oldest = doc["records"]
+    assert (newest["action"], newest["target"], newest["outcome"], newest["skip_reason"]) == \
+        ("requeue", str(job_id), "skipped", "already ready")
+    assert (oldest["outcome"], oldest["reason"], oldest["to_state"]) == \
+        ("changed", "worker died", "ready")
+    assert oldest["from_state"]["status"] == "running"
+    assert datetime.fromisoformat(oldest["at"]).tzinfo is not None
+
+    code, out, _ = _run(capsys, "audit", "--dsn", dsn)
+    lines = out.splitlines()
+    assert lines[0] == "2 latest record(s) of queuetop.audit_log, newest first"
+    assert lines[1].split() == ["at", "action", "target", "from", "->", "to", "outcome",
+                                "reason", "who"]
+    assert "skipped: already ready" in lines[2] and "running -> ready" in lines[3]
+    assert "worker died" in lines[3]
+
+    _, out, _ = _run(capsys, "audit", "--json", "--limit", "1", "--dsn", dsn)
+    assert [r["outcome"] for r in json.loads(out)["records"]] == ["skipped"]
+    _, out, _ = _run(capsys, "audit", "--json", "--since", "1h", "--dsn", dsn)
+    assert len(json.loads(out)["records"]) == 2
+    tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+    code, out, _ = _run(capsys, "audit", "--since", tomorrow, "--dsn", dsn)
+    assert code == 0 and out.strip() == "no audited action in queuetop.audit_log"
+
+
+def test_a_file_joins_pending_records_with_their_outcome(dsn, demo, capsys, tmp_path):
+    _, worker, _ = demo
+    audit_file = tmp_path / "audit.jsonl"
+    job_id = stale_job(worker)
+    assert main(["requeue", str(job_id), "--reason", "r1", "--dsn", dsn,
+                 "--audit-file", str(audit_file)]) == 0
+    # a crash between the write-ahead record and the commit, then a cut last line
+    now = datetime.now(timezone.utc)
+    with audit_file.open("a") as f:
+        f.write(json.dumps({"action_id": "a-lost", "at": now.isoformat(), "action": "requeue",
+                            "target": "777", "outcome": "pending", "reason": "r2"}) + "\n")
+        f.write(json.dumps({"action_id": "a-back", "at": now.isoformat(),
+                            "action": "dead-letter", "target": "778", "outcome": "pending",
+                            "reason": "r3"}) + "\n")
+        f.write(json.dumps({"action_id": "a-back", "at": now.isoformat(),
+                            "outcome": "rolled back"}) + "\n")
+        f.write('{"action_id": "a-cut", "at": "20')
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "audit", "--json", "--audit-file", str(audit_file))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["source"] == str(audit_file) and doc["unreadable_lines"] == 1
+    assert [(r["target"], r["outcome"]) for r in doc["records"]] == [
+        ("778", "rolled back"), ("777", "no outcome"), (str(job_id), "changed")]
+    code, out, _ = _run(capsys, "audit", "--audit-file", str(audit_file))
+    assert "1 line(s) of" in out.splitlines()[-1] and "not audit records" in out
+
+
+def test_a_long_file_is_read_from_its_end(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    with path.open("w") as f:
+        for i in range(5000):  # more than one block of 64 KiB
+            at = (start + timedelta(seconds=i)).isoformat()
+            f.write(json.dumps({"action_id": f"a{i}", "at": at, "action": "requeue",
+                                "target": str(i), "outcome": "pending",
+                                "reason": "x" * 40}) + "\n")
+            f.write(json.dumps({"action_id": f"a{i}", "at": at, "outcome": "committed"}) + "\n")
+    page = read_file(path, limit=3)
+    assert [r.target for r in page.records] == ["4999", "4998", "4997"]
+    assert all(r.outcome == "changed" for r in page.records)
+    since = read_file(path, since=start + timedelta(seconds=4990), limit=100)
+    assert [r.target for r in since.records] == [str(i) for i in range(4999, 4989, -1)]
+
+
+def test_without_the_table_or_the_grant_one_line_says_what_to_do(dsn, demo, capsys, tmp_path,
+                                                                 watcher):  # noqa: F811
+    with db.connect_admin(dsn) as conn:
+        conn.execute("DROP TABLE queuetop.audit_log")
+        conn.commit()
+        code, out, err = _run(capsys, "audit", "--dsn", dsn)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "no audit table queuetop.audit_log" in err and "--audit-file" in err
+        schema.init_audit(conn)
+    code, _, err = _run(capsys, "audit", "--dsn", watcher)
+    assert code == 2 and err.count("\n") == 1 and "may not read queuetop.audit_log" in err
+    assert "GRANT USAGE ON SCHEMA queuetop, SELECT ON queuetop.audit_log" in err
+    code, _, err = _run(capsys, "audit", "--audit-file", str(tmp_path / "nope.jsonl"))
+    assert code == 2 and "no audit file" in err
+    code, _, err = _run(capsys, "audit", "--since", "yesterday", "--dsn", dsn)
+    assert code == 2 and "bad --since 'yesterday'" in err
+
+
+def test_the_table_is_read_on_a_read_only_connection(dsn, demo):
+    with db.connect_monitor(dsn) as conn:  # autocommit, read-only, statement timeout
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        assert read_table(conn).records == ()
+
+
+def test_since_takes_a_duration_or_a_timestamp_with_its_zone():
+    now = datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("2h", now) == now - timedelta(hours=2)
+    assert parse_since("30 minutes", now) == now - timedelta(minutes=30)
+    assert parse_since("2026-01-15 09:00:00+01", now) == datetime(2026, 1, 15, 8, 0,
+                                                                   tzinfo=timezone.utc)
+    with pytest.raises(UserError):
+        parse_since("2026-01-15 09:00:00", now)  # which zone? refused, not guessed
