@@ -1,5 +1,5 @@
 -- purpose: one state value's rows, read through the partial or state index on that value (one branch per value, so each index can serve its own): how many per group and row-lock holder, how many are due later, the oldest due one's age, how many are stale
-SELECT {value}::text AS status,
+SELECT {state}::text AS status,
        {group}::text AS grp,
        CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END AS holder_xid,
        count(*)::bigint AS n,
@@ -9,4 +9,4 @@ SELECT {value}::text AS status,
        {stale_count}::bigint AS stale
 FROM {table} AS t
 WHERE {state} = {value}
-GROUP BY 2, 3
+GROUP BY 1, 2, 3
