@@ -134,7 +134,7 @@ class Monitor:
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
             if exact or finished.table_rows(stats) < spec.policy.exact_count_limit:
-                return "exact", finished.count_history(conn, spec)
+                return "exact", finished.count_history(conn, spec, self.parts)
             return "stats", stats
         column = spec.columns.real("status") or ""
         stats = finished.read_statistics(conn, spec.table, column)
