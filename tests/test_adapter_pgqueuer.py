@@ -1,10 +1,11 @@
 """The pgqueuer adapter (`--preset pgqueuer`) against pgqueuer itself: its schema, its API
 to enqueue and count, its real worker loop (pgqueuer.run), one worker SIGKILLed mid-job.
 
-The workers here use a 2 s heartbeat timeout (tests/library_apps/pgqueuer_app.py); the
-preset assumes pgqueuer's default (30 s), so where a test wants queuetop to see the crash
-within seconds it tells the spec the workers' timeout, as a user running such workers
-would in their own TOML.
+The workers here use a 2 s heartbeat timeout, so they beat every second
+(tests/library_apps/pgqueuer_app.py); the preset assumes pgqueuer's default (30 s), so
+where a test wants queuetop to see the crash within seconds it tells the spec a 4 s
+timeout, as a user running such workers would in their own TOML (twice the workers' own:
+a margin for a busy machine, where a live worker's beat may come late).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dashboard.models import QueueSpec, Snapshot
 
 APP = Path(__file__).parent / "library_apps" / "pgqueuer_app.py"
 LONG = b"120"  # seconds: a long job outlives the test, it ends only by a kill
+STALE_S = 4.0  # the spec's heartbeat timeout here, and the threshold given to `pgq stale`
 TERMINAL = {"successful": "done", "exception": "dead", "canceled": "dead", "deleted": "dead"}
 
 
@@ -137,19 +139,20 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
     workers(pgq_dsn, "live", "alive")
     wait_until(lambda: side_effects(pgq_dsn, orphan)["started"]
                and side_effects(pgq_dsn, live)["started"], timeout=60)
-    wait_until(lambda: library_roles(pgq_dsn)[0]["done"] == 3
-               and library_roles(pgq_dsn)[0]["failed"] == 1, timeout=30)
+    finished = {"done": 3, "failed": 1, "dead": 2}  # dead: boom's exception, the cancelled
+    wait_until(lambda: {r: library_roles(pgq_dsn)[0][r] for r in finished} == finished,
+               timeout=30)
     (doomed_qm,) = rows(pgq_dsn, "SELECT queue_manager_id::text FROM pgqueuer WHERE id = %s",
                         orphan)[0]
     kill_group(doomed)
 
-    # queuetop, told the workers' 2 s heartbeat timeout, sees the orphan once it is silent
+    # queuetop, told a heartbeat timeout for these workers, sees the orphan once it is silent
     preset = config.load_preset("pgqueuer")
-    spec = replace(preset, policy=replace(preset.policy, heartbeat_timeout_s=2.0))
+    spec = replace(preset, policy=replace(preset.policy, heartbeat_timeout_s=STALE_S))
     snap = wait_until(lambda: (s := snapshot(pgq_dsn, spec)).stale_leases and s, timeout=30)
     assert [(s.id, s.worker, s.worker_alive, s.group) for s in snap.stale_leases] == [
         (orphan, doomed_qm, False, "long")]  # the live worker's long job is not there
-    stale = library(pgq_dsn, lambda q: q.stale_jobs(threshold=timedelta(seconds=2)))
+    stale = library(pgq_dsn, lambda q: q.stale_jobs(threshold=timedelta(seconds=STALE_S)))
     assert [job.id for job in stale] == [orphan]  # pgqueuer's own answer (`pgq stale`)
     roles, groups = library_roles(pgq_dsn)
     assert snap.counts == {role: roles[role] for role in snap.roles}

@@ -1,7 +1,7 @@
 """The procrastinate adapter (`--preset procrastinate`) against procrastinate itself: its
 schema, its API to defer and count, its real worker processes, one of them SIGKILLed mid-job.
 
-The workers beat every second and call a worker silent for 3 s stalled
+The workers beat every second and call a worker silent for 4 s stalled
 (tests/library_apps/procrastinate_app.py); the preset assumes procrastinate's defaults
 (30 s), so where a test wants queuetop to see the crash within seconds it tells the spec
 the workers' timeout, as a user running such workers would in their own TOML.
@@ -144,7 +144,7 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn
                      orphan)[0][0]
     kill_group(doomed)
 
-    # queuetop, told the workers' 3 s timeout, sees the orphan once the worker is silent
+    # queuetop, told the workers' 4 s timeout, sees the orphan once the worker is silent
     spec = with_worker_timeout(config.load_preset("procrastinate"),
                                procrastinate_app.STALLED_S)
     snap = wait_until(lambda: (s := snapshot(pq_dsn, spec)).stale_leases and s, timeout=30)

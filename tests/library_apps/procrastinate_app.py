@@ -2,7 +2,7 @@
 worker (`python -m procrastinate --app=procrastinate_app.app worker`) and used by the test.
 
 DSN from $PQ_DSN. Short heartbeats, so that a killed worker goes silent quickly: a beat
-every $PQ_HEARTBEAT s; a worker silent for $PQ_STALLED s is stalled (the next worker to
+every $PQ_HEARTBEAT s (1); a worker silent for $PQ_STALLED s (4) is stalled (the next worker to
 start deletes its row). Every task writes side_effects(job_id, task, attempt, event), the
 proof of what ran and how many times.
 """
@@ -17,7 +17,7 @@ from procrastinate import App, JobContext, PsycopgConnector
 
 DSN = os.environ.get("PQ_DSN", "")
 HEARTBEAT_S = float(os.environ.get("PQ_HEARTBEAT", "1"))
-STALLED_S = float(os.environ.get("PQ_STALLED", "3"))
+STALLED_S = float(os.environ.get("PQ_STALLED", "4"))
 
 app = App(
     connector=PsycopgConnector(conninfo=DSN, min_size=1, max_size=2,
