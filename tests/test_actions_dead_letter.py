@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from demo_queue import audit_rows, claim, expire, finish, job, setup_demo
 
-from dashboard import db
+from dashboard import db, monitor
 from dashboard.actions import FileAudit, TableAudit, choose_sink, dead_letter, observe_jobs
 from dashboard.errors import UserError
 from dashboard.models import DeadLetter
@@ -32,6 +32,14 @@ def test_move_to_dead_table_keeps_every_column_and_records_why(demo):
     rows = audit_rows(worker)
     assert {r["target"] for r in rows} == {str(job_id), "2"}
     assert all(r["to_state"] == "table:queuetop_demo.jobs_dead" for r in rows)
+    with db.connect_monitor(spec_dsn(worker)) as mon:  # the dead role reads the dead table
+        snap = monitor.collect(mon, spec)
+    assert (snap.counts["dead"], snap.counts["ready"], snap.counts["running"]) == (2, 1, 0)
+    assert "dead" not in snap.estimated
+
+
+def spec_dsn(conn: psycopg.Connection) -> str:
+    return conn.info.dsn
 
 
 def test_dead_letter_needs_a_reason_and_skips_a_live_lease(demo):

@@ -98,7 +98,10 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
         if isinstance(cols.status, Derived):
             raise UserError(f"the state of {spec.table} is derived: its adapter must say how "
                             "to requeue (queries/presets/<adapter>/actions/do_requeue.sql)")
-        cleared = [c for c in (cols.real("worker"), cols.real("lease_until")) if c]
+        # an array worker column (worker_element) keeps its other elements: the next
+        # claim rewrites it, as the libraries that use one do
+        worker = None if spec.worker_element else cols.real("worker")
+        cleared = [c for c in (worker, cols.real("lease_until")) if c]
         sets, fences = _generic_sets(spec, ready, *(_set(c, sql.SQL("NULL")) for c in cleared))
         stmt = statement(spec, name, **job_parts(spec), assignments=sets)
         changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared

@@ -12,6 +12,7 @@ say something is left).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -20,6 +21,17 @@ from psycopg.rows import dict_row
 import queries
 from dashboard.models import FINISHED_ROLES, QueueSpec, TableName
 from dashboard.queue_sql import statement
+
+
+@dataclass
+class FinishedRead:
+    """One read of the finished section: values exactly ('exact', {value: rows}) or the
+    statistics to estimate them ('stats', Statistics), or None where the one pass counted
+    them; and the rows of the dead-letter table, when dead jobs are moved to one."""
+
+    values: tuple[str, Any] | None = None
+    dead_rows: int | None = None
+    dead_estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,3 +98,14 @@ def count_history(conn: psycopg.Connection, spec: QueueSpec,
     counts = dict.fromkeys(values, 0)
     counts.update({status: n for status, n in rows})
     return counts
+
+
+def count_dead_table(conn: psycopg.Connection, table: TableName, limit: int,
+                     exact: bool) -> tuple[int, bool]:
+    """Rows of the dead-letter table: counted while small (or on demand), else the catalog's
+    live rows; (rows, estimated)."""
+    stats = read_statistics(conn, table, "")
+    if exact or table_rows(stats) < limit:
+        stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
+        return conn.execute(stmt).fetchone()[0], False
+    return round(table_rows(stats)), True

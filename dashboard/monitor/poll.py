@@ -113,8 +113,7 @@ class Monitor:
                     conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)),
                     table=True)
             self._refresh_stale(conn, now)
-        if (self.spec.history or self.plan.mode == "index") and (self._due("finished", now)
-                                                                 or exact):
+        if self._shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
@@ -128,19 +127,25 @@ class Monitor:
             self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
                        table=True)
 
-    def _finished(self, conn: psycopg.Connection, exact: bool) -> tuple[str, Any]:
-        """('exact', counts) or ('stats', Statistics) for the estimate at snapshot time."""
-        spec = self.spec
+    def _finished(self, conn: psycopg.Connection, exact: bool) -> finished.FinishedRead:
+        """Finished values exactly, or the statistics to estimate them at snapshot time; and
+        the rows of a dead-letter table."""
+        spec, limit = self.spec, self.spec.policy.exact_count_limit
+        read = finished.FinishedRead()
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
-            if exact or finished.table_rows(stats) < spec.policy.exact_count_limit:
-                return "exact", finished.count_history(conn, spec, self.parts)
-            return "stats", stats
-        column = spec.columns.real("status") or ""
-        stats = finished.read_statistics(conn, spec.table, column)
-        if exact or finished.table_rows(stats) < spec.policy.exact_count_limit:
-            return "exact", finished.count_exactly(conn, spec, self.parts)
-        return "stats", stats
+            read.values = ("exact", finished.count_history(conn, spec, self.parts)) \
+                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+        elif self.plan is not None and self.plan.mode == "index":
+            column = spec.columns.real("status") or ""
+            stats = finished.read_statistics(conn, spec.table, column)
+            read.values = ("exact", finished.count_exactly(conn, spec, self.parts)) \
+                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+        dead = spec.policy.dead_letter
+        if dead and dead.kind == "table" and dead.table:
+            read.dead_rows, read.dead_estimated = finished.count_dead_table(conn, dead.table,
+                                                                            limit, exact)
+        return read
 
     # --- running a section ---------------------------------------------------------------
 
@@ -210,6 +215,11 @@ class Monitor:
         role_counts = counting.QueueCounts(by_status=by_status,
                                            later=counted.later).role_counts(spec)
         counts = {role: role_counts.get(role, 0) for role in spec.roles}
+        read = self.sections["finished"].data
+        if read is not None and read.dead_rows is not None:  # the dead-letter table's rows
+            counts["dead"] += read.dead_rows
+            if read.dead_estimated and "dead" not in estimated:
+                estimated.append("dead")
         notes = list(self._notes)
         if not spec.can_find_stale():
             notes.append("stale leases unknown: the spec names no lease_until, started_at, "
@@ -248,10 +258,10 @@ class Monitor:
                        mode: str) -> tuple[dict[str, int], list[str]]:
         """The active counts plus the finished ones, and the roles that are estimates.
         Only values with rows appear in by_status."""
-        spec, data = self.spec, self.sections["finished"].data
-        if data is None or (mode == "scan" and not spec.history):
+        spec, read = self.spec, self.sections["finished"].data
+        if read is None or read.values is None:
             return by_status, []  # the one pass counted every value exactly
-        kind, found = data
+        kind, found = read.values
         values = spec.values_of(FINISHED_ROLES)
         if kind == "stats":
             exact = {} if spec.history else by_status
@@ -274,7 +284,9 @@ class Monitor:
         if name == "counts":
             return mode == "index"
         if name == "finished":
-            return mode == "index" or self.spec.history is not None
+            dead = self.spec.policy.dead_letter
+            return (mode == "index" or self.spec.history is not None
+                    or bool(dead and dead.kind == "table"))
         return True
 
 
