@@ -209,6 +209,7 @@ class RowLockHolder:
     role: str
     rows: int
     application_name: str
+    job_ids: tuple[str, ...] = ()  # the first few of the rows it holds
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,14 @@ class LockInfo:
     wait_s: float | None
     state: str | None
     query: str
+    # A row lock (locktype 'tuple') names its row; the monitor reads which job it is.
+    page: int | None = None
+    tuple_index: int | None = None
+    job_id: str | None = None
+
+    @property
+    def is_row_lock(self) -> bool:
+        return self.locktype == "tuple"
 
 
 @dataclass(frozen=True)
@@ -237,6 +246,7 @@ class WaitingSession:
     query: str
     # Root blocker first, this session last; empty when no chain is known.
     chain: tuple[int, ...] = ()
+    job_id: str | None = None  # the queue row it waits for, when it waits on a row lock
 
 
 @dataclass(frozen=True)
@@ -337,5 +347,7 @@ class Snapshot:
     count_mode: str = "index"
     # Stale leases in all (stale_leases lists at most ROW_LIMIT of them); None: unknown.
     stale_count: int | None = None
+    # pid -> the jobs it holds row-locked right now (the first few), from the same xmax join
+    held_jobs: dict[int, tuple[str, ...]] = field(default_factory=dict)
     # The roles of this queue, in order (`scheduled` only where jobs can be due later).
     roles: tuple[str, ...] = tuple(r for r in ROLES if r != "scheduled")

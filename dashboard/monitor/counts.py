@@ -35,6 +35,7 @@ class QueueCounts:
     later: dict[str, int] = field(default_factory=dict)  # ready rows due later, per value
     locked: dict[str, int] = field(default_factory=dict)  # per role
     holders: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, role) -> rows
+    held_ids: dict[int, list[str]] = field(default_factory=dict)  # pid -> first job ids
     apps: dict[int, str] = field(default_factory=dict)
     oldest_ready_s: float | None = None
     stale: int = 0
@@ -53,7 +54,8 @@ class QueueCounts:
 
     def row_lock_holders(self) -> tuple[RowLockHolder, ...]:
         return tuple(RowLockHolder(pid=pid, role=role, rows=n,
-                                   application_name=self.apps.get(pid, ""))
+                                   application_name=self.apps.get(pid, ""),
+                                   job_ids=tuple(self.held_ids.get(pid, [])[:5]))
                      for (pid, role), n in sorted(self.holders.items()))
 
     def group_stats(self) -> tuple[GroupStats, ...]:
@@ -81,6 +83,7 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
             out.locked[role] = out.locked.get(role, 0) + n
             key = (holder.pid, role)
             out.holders[key] = out.holders.get(key, 0) + n
+            out.held_ids.setdefault(holder.pid, []).extend(r.get("held_ids") or [])
         oldest = r["oldest_s"] if role == "ready" else None
         if oldest is not None:
             out.oldest_ready_s = max(out.oldest_ready_s or oldest, oldest)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -24,13 +25,20 @@ import queries
 from dashboard import db
 from dashboard.config import state_warnings
 from dashboard.errors import UserError
-from dashboard.models import ACTIVE_ROLES, FINISHED_ROLES, QueueSpec, ServerInfo, Snapshot
+from dashboard.models import (
+    ACTIVE_ROLES,
+    FINISHED_ROLES,
+    LockInfo,
+    QueueSpec,
+    ServerInfo,
+    Snapshot,
+)
 from dashboard.monitor import counts as counting
 from dashboard.monitor import finished, sessions
 from dashboard.monitor.budget import LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql import queue_parts, statement
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
 SESSION_SECTIONS = ("locks", "waits", "idle")
@@ -83,8 +91,7 @@ class Monitor:
             raise UserError(
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
                 f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}") from exc
-        schema, table = self.spec.table.schema, self.spec.table.name
-        self._read("locks", conn, lambda: sessions.read_locks(conn, schema, table), optional=True)
+        self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
         elapsed = time.perf_counter() - started
@@ -115,6 +122,20 @@ class Monitor:
             self._refresh_stale(conn, now)
         if self._shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
+
+    def _locks(self, conn: psycopg.Connection, table_readable: bool) -> list[LockInfo]:
+        """The locks view, its row locks on the queue table naming their jobs (a TID scan
+        of those rows only; skipped while the table is locked by someone else)."""
+        spec = self.spec
+        locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
+        tids = {_tid(lk) for lk in locks if lk.is_row_lock and lk.on_queue_table
+                and lk.page is not None}
+        if not tids or not table_readable:
+            return locks
+        found = dict(conn.execute(statement(spec, "monitor/get_row_lock_jobs", **self.parts),
+                                  {"tids": sorted(tids)}).fetchall())
+        return [replace(lk, job_id=found.get(_tid(lk))) if lk.is_row_lock else lk
+                for lk in locks]
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
@@ -228,6 +249,9 @@ class Monitor:
         stale = self.sections["stale"].data or []
         locks = self.sections["locks"].data or ()
         waits = self.sections["waits"].data or ((), ())
+        row_of = {lk.pid: lk.job_id for lk in locks if lk.job_id is not None}
+        waiting = tuple(replace(w, job_id=row_of.get(w.pid)) if w.pid in row_of else w
+                        for w in waits[0])
         return Snapshot(
             taken_at=datetime.now(timezone.utc),
             queue=str(spec.table),
@@ -240,7 +264,7 @@ class Monitor:
             row_lock_holders=counted.row_lock_holders(),
             oldest_ready_age_s=counted.oldest_ready_s,
             locks=tuple(locks),
-            waiting=waits[0],
+            waiting=waiting,
             idle_in_transaction=tuple(self.sections["idle"].data or ()),
             stale_leases=tuple(stale),
             blockers=waits[1],
@@ -250,6 +274,7 @@ class Monitor:
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
+            held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
             stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
             roles=spec.roles,
         )
@@ -288,6 +313,10 @@ class Monitor:
             return (mode == "index" or self.spec.history is not None
                     or bool(dead and dead.kind == "table"))
         return True
+
+
+def _tid(lock: LockInfo) -> str:
+    return f"({lock.page},{lock.tuple_index})"
 
 
 def collect(conn: psycopg.Connection, spec: QueueSpec, *, exact: bool = False,

@@ -15,7 +15,9 @@ SELECT l.pid,
        coalesce(l.relation = (SELECT oid FROM queue), false) AS on_queue_table,
        extract(epoch FROM now() - l.waitstart)::float8 AS wait_s,
        a.state,
-       coalesce(a.query, '') AS query
+       coalesce(a.query, '') AS query,
+       l.page,
+       l.tuple::int AS tuple_index
 FROM pg_locks AS l
 LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
 WHERE l.pid IS DISTINCT FROM pg_backend_pid()
