@@ -288,6 +288,9 @@ class StaleLease:
     overdue_s: float
     worker_alive: bool | None
     group: str | None = None
+    # the token as PostgreSQL prints it: what an action's guard compares (a timestamp
+    # token's Python text differs)
+    lease_token_text: str | None = None
 
 
 @dataclass(frozen=True)

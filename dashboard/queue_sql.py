@@ -131,7 +131,17 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     ready_since = sql.SQL("coalesce({}, {})").format(exprs["scheduled_at"], exprs["created_at"])
     return {**base, "status": status, "state": state, "status_type": status_type,
             "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
-            "ready_since": ready_since, **exprs, **liveness_parts(spec, exprs)}
+            "ready_since": ready_since, **exprs, **liveness_parts(spec, exprs),
+            **history_parts(spec)}
+
+
+def history_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
+    """`{history_table}` and `{history_status}` where the spec has a history table: an
+    adapter's statements may log there as the library does (pgqueuer_log)."""
+    if spec.history is None:
+        return {}
+    return {"history_table": sql.Identifier(*spec.history.table.parts()),
+            "history_status": sql.Identifier(spec.history.status)}
 
 
 def value_placeholders(spec: QueueSpec, roles: tuple[str, ...],

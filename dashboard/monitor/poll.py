@@ -157,7 +157,7 @@ class Monitor:
         read = finished.FinishedRead()
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
-            read.values = ("exact", finished.count_history(conn, spec)) \
+            read.values = ("exact", finished.count_history(conn, spec, self.parts)) \
                 if exact or finished.table_rows(stats) < limit else ("stats", stats)
         elif self.plan is not None and self.plan.mode == "index":
             column = spec.columns.real("status") or ""
