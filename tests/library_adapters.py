@@ -65,8 +65,9 @@ def queuetop(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
-def snapshot(capsys: pytest.CaptureFixture, dsn: str, *spec_args: str) -> dict:
-    code, snap = queuetop(capsys, "snapshot", "--dsn", dsn, *spec_args)
+def snapshot(capsys: pytest.CaptureFixture, *argv: str) -> dict:
+    """`queuetop snapshot ARGV --json`."""
+    code, snap = queuetop(capsys, "snapshot", *argv)
     assert code == 0
     return snap
 

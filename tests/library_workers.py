@@ -47,7 +47,7 @@ def named(lib: str) -> dict[str, str]:
             out[name] = ""
         elif name:
             out[name] += line + "\n"
-    return out
+    return {k: v.rstrip().rstrip(";") for k, v in out.items()}
 
 
 def create_schema(conn: psycopg.Connection, lib: str) -> None:

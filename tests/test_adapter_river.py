@@ -42,7 +42,7 @@ def _states(conn, *ids):
 
 def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa: F811
     conn = library_db(dsn, "river")
-    preset = ("--preset", "river")
+    preset = ("--preset", "river", "--dsn", dsn)
     long_ago = conn.execute("SELECT now() - interval '3 hours'").fetchone()[0]
     hold(conn, "l1")
     hold(conn, "l2")
@@ -62,7 +62,7 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     wait_until(lambda: _states(conn, *want) == want, timeout=30)
     kill_group(doomed)  # SIGKILL mid-job: River's row stays running, nothing tells
 
-    snap = snapshot(capsys, dsn, *preset)
+    snap = snapshot(capsys, *preset)
     own = dict(conn.execute(named("river")["job_count_by_all_states"]).fetchall())
     assert snap["by_status"] == own  # River's JobCountByAllStates
     mapped = {role: sum(n for state, n in own.items() if ROLES[state] == role)
@@ -73,7 +73,7 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     assert stale(snap) == [(str(l1), "river-a", None)]
     assert_harmless(dsn, "river")
 
-    code, result = queuetop(capsys, "requeue", *preset, "--dsn", dsn, str(l1))
+    code, result = queuetop(capsys, "requeue", *preset, str(l1))
     assert (code, result["changed"]) == (0, [str(l1)])
     job = _job(conn, l1)
     assert (job["state"], job["attempt"], job["finalized_at"]) == ("available", 1, None)
@@ -84,11 +84,11 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     conn.execute(named("river")["job_cancel"], {
         "id": l2, "now": None, "schema": None, "control_topic": "river_control",
         "cancel_attempted_at": '"2026-01-01T00:00:00Z"'})
-    code, result = queuetop(capsys, "requeue", *preset, "--dsn", dsn, "--force", str(l2))
+    code, result = queuetop(capsys, "requeue", *preset, "--force", str(l2))
     assert code == 1 and "cancel was requested" in result["skipped"][0]["reason"]
     assert _job(conn, l2)["state"] == "running"
 
-    code, result = queuetop(capsys, "dead-letter", *preset, "--dsn", dsn, str(s3),
+    code, result = queuetop(capsys, "dead-letter", *preset, str(s3),
                             "--reason", "bad input")
     assert (code, result["changed"]) == (0, [str(s3)])
     job = _job(conn, s3)
