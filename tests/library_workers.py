@@ -189,9 +189,10 @@ class GoodJob(Worker):
     def __init__(self, dsn: str, name: str, opts: argparse.Namespace):
         super().__init__(dsn, name, opts)
         self.process = str(uuid.uuid4())
+        state = json.dumps({"name": name})
         self.conn.execute(self.sql["process_register"], {
-            "id": self.process, "state": json.dumps({"name": name}), "lock_type": None})
-        self.heartbeat(self.sql["process_heartbeat"], {"id": self.process, "state": "{}"})
+            "id": self.process, "state": state, "lock_type": None})
+        self.heartbeat(self.sql["process_heartbeat"], {"id": self.process, "state": state})
         self.advisory = opts.mode == "advisory"
 
     def work_one(self) -> bool:
