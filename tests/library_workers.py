@@ -314,8 +314,9 @@ class SolidQueue(Worker):
                 "arguments": json.dumps(arguments), "priority": priority,
                 "active_job_id": active, "scheduled_at": scheduled_at,
                 "concurrency_key": concurrency_key}).fetchone()[0]
-            conn.execute(sql["schedule_job" if scheduled_at else "dispatch_ready"],
-                         {"job_id": job_id})
+            step = ("block_job" if concurrency_key else "schedule_job" if scheduled_at
+                    else "dispatch_ready")  # a concurrency-limited one: its semaphore is taken
+            conn.execute(sql[step], {"job_id": job_id})
         return job_id
 
 

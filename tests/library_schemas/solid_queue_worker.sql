@@ -31,6 +31,16 @@ INSERT INTO solid_queue_scheduled_executions (job_id, queue_name, priority, sche
 SELECT id, queue_name, priority, scheduled_at, (now() AT TIME ZONE 'UTC') FROM solid_queue_jobs WHERE id = %(job_id)s
 RETURNING id;
 
+-- name: block_job
+-- Job#dispatch of a concurrency-limited job whose semaphore is taken: a BlockedExecution until
+-- expires_at (now + the job class's concurrency duration, default 3 minutes).
+INSERT INTO solid_queue_blocked_executions (job_id, queue_name, priority, concurrency_key,
+                                            expires_at, created_at)
+SELECT id, queue_name, priority, concurrency_key, (now() AT TIME ZONE 'UTC') + interval '3 minutes',
+       (now() AT TIME ZONE 'UTC')
+FROM solid_queue_jobs WHERE id = %(job_id)s
+RETURNING id;
+
 -- name: process_register
 -- Process.register (every supervisor/worker/dispatcher/scheduler at boot). kind: 'Supervisor',
 -- 'Worker', 'Dispatcher', 'Scheduler'; name: "<kind>-<random hex>"; metadata JSON text
