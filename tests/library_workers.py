@@ -107,7 +107,7 @@ class Worker:
         time.sleep(args.get("sleep", 0))
         while args.get("hold") and conn.execute(
                 "SELECT 1 FROM queuetop_test_hold WHERE name = %s", (args["hold"],)).fetchone():
-            time.sleep(0.05)
+            time.sleep(0.1)
 
     def done(self, conn: psycopg.Connection, job_id: object) -> None:
         conn.execute("INSERT INTO queuetop_test_done VALUES (%s, %s)", (str(job_id), self.name))
@@ -379,7 +379,7 @@ def main(argv: list[str]) -> None:
     p.add_argument("lib", choices=sorted(WORKERS))
     p.add_argument("--dsn", required=True)
     p.add_argument("--name", required=True, help="worker name (River: its client id)")
-    p.add_argument("--poll", type=float, default=0.05, help="seconds between empty polls")
+    p.add_argument("--poll", type=float, default=0.1, help="seconds between empty polls")
     p.add_argument("--heartbeat", type=float, default=0.2, help="process heartbeat, seconds")
     p.add_argument("--mode", choices=("advisory", "skiplocked"), default="advisory",
                    help="good_job's lock strategy")
