@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 
 import psycopg
@@ -70,6 +71,15 @@ def snapshot(capsys: pytest.CaptureFixture, *argv: str) -> dict:
     code, snap = queuetop(capsys, "snapshot", *argv)
     assert code == 0
     return snap
+
+
+def preset_copy(tmp_path: Path, preset: str, timeout: str) -> str:
+    """The preset as a user's own TOML file whose [queue.workers] timeout is `timeout`
+    (a library configured to heartbeat often, and to call its processes dead sooner)."""
+    text = resources.files("dashboard").joinpath("presets", f"{preset}.toml").read_text()
+    path = tmp_path / f"{preset}.toml"
+    path.write_text(text.replace('timeout = "5 minutes"', f'timeout = "{timeout}"'))
+    return str(path)
 
 
 def stale(snap: dict) -> list[tuple[str, str | None, bool | None]]:

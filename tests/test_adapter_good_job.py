@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from psycopg.rows import dict_row
 
-from dashboard import config
 from tests.helpers import wait_until
 from tests.library_adapters import (
     assert_harmless,
     library_db,
+    preset_copy,
     queuetop,
     snapshot,
     stale,
@@ -127,12 +127,11 @@ def test_good_job_skiplocked_lease_of_a_dead_process(dsn, workers, capsys, tmp_p
 
     snap = snapshot(capsys, *preset)
     assert snap["counts"]["running"] == 2 and stale(snap) == []  # good_job waits 5 minutes
-    # an operator whose processes heartbeat often may say 2 seconds (the emulated one: 0.2 s)
-    text = config.presets._preset_text("good-job").replace('"5 minutes"', '"2 seconds"')
-    (tmp_path / "fast.toml").write_text(text)
+    # an operator whose processes heartbeat often may say 3 seconds (the emulated one: 0.2 s)
+    fast = preset_copy(tmp_path, "good-job", "3 seconds")
     dead = _job(conn, l1)["locked_by_id"]
-    found = wait_until(lambda: stale(snapshot(capsys, "--queue", str(tmp_path / "fast.toml"),
-                                              "--dsn", dsn)), timeout=30)
+    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)),
+                       timeout=30)
     assert found == [(l1, str(dead), False)]
 
     code, result = queuetop(capsys, "requeue", *preset, l1)

@@ -12,11 +12,11 @@ import json
 
 from psycopg.rows import dict_row
 
-from dashboard import config
 from tests.helpers import wait_until
 from tests.library_adapters import (
     assert_harmless,
     library_db,
+    preset_copy,
     queuetop,
     snapshot,
     stale,
@@ -89,12 +89,11 @@ def test_solid_queue_counts_stale_claim_retry(dsn, workers, capsys, tmp_path):  
                                 (doomed.pid,)).fetchone()[0]
     kill_group(doomed)  # the whole bin/jobs: no supervisor is left to fail its claims
     assert stale(snapshot(capsys, *preset)) == []  # Solid Queue waits 5 minutes
-    # an app with `config.solid_queue.process_alive_threshold = 2.seconds` (its heartbeat
+    # an app with `config.solid_queue.process_alive_threshold = 3.seconds` (its heartbeat
     # interval below that, as the emulated one's 0.2 s) says so in its queue spec
-    text = config.presets._preset_text("solid-queue").replace('"5 minutes"', '"2 seconds"')
-    (tmp_path / "fast.toml").write_text(text)
-    found = wait_until(lambda: stale(snapshot(capsys, "--queue", str(tmp_path / "fast.toml"),
-                                              "--dsn", dsn)), timeout=30)
+    fast = preset_copy(tmp_path, "solid-queue", "3 seconds")
+    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)),
+                       timeout=30)
     assert found == [(str(l1), str(dead_process), False)]
 
     # the process is known dead (killed above): requeue before Solid Queue's 5 minutes
