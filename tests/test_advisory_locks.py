@@ -7,10 +7,15 @@ names the job each advisory lock stands for, next to the holder's session.
 
 from __future__ import annotations
 
-import psycopg
+from dataclasses import replace
 
-from dashboard import config, db, monitor, schema
+import psycopg
+from ui_snapshots import fixed_snapshot
+
+from dashboard import config, db, monitor, report, schema
 from dashboard.actions import TableAudit, observe_jobs, requeue
+from dashboard.models import LockInfo
+from dashboard.ui.widgets.tables import LocksTable
 from tests.helpers import wait_until
 
 BIG = 5_000_000_123  # above 2**32: pg_locks splits the key into classid and objid
@@ -74,3 +79,15 @@ def test_advisory_lock_is_the_running_signal(dsn, connect, tmp_path):
     assert result.changed == (str(BIG),)
     assert [(s.id, s.reason) for s in result.skipped] == [("1", "lease not expired (use --force)")]
     assert setup.execute("SELECT status FROM jobs WHERE id = %s", (BIG,)).fetchone() == ("ready",)
+
+
+def test_locks_panel_and_text_snapshot_name_the_job():
+    lock = LockInfo(pid=4242, backend_start=None, application_name="Que Locker: 4242",
+                    locktype="advisory", mode="ExclusiveLock", granted=True, relation=None,
+                    on_queue_table=True, wait_s=None, state="idle", query="", advisory_key=7,
+                    job="7")
+    snap = replace(fixed_snapshot(), locks=(lock,))
+    table = LocksTable()
+    table.update_from(snap)
+    assert [table.row_texts(i)[4] for i in range(table.row_count)] == ["job 7"]
+    assert "advisory  job 7" in report.snapshot_text(snap)
