@@ -75,7 +75,7 @@ def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # 
     assert snap["counts"] == {ROLES[k]: n for k, n in own.items()} == {
         "ready": 2, "scheduled": 1, "running": 2, "done": 1, "failed": 1, "dead": 1}
     assert stale(snap) == []
-    jobs = {lk["job"]: lk for lk in snap["locks"] if lk["job"]}
+    jobs = {lk["job_id"]: lk for lk in snap["locks"] if lk["job_id"]}
     assert jobs[l1]["pid"] == lock_pid(conn, l1) and jobs[l2]["pid"] == lock_pid(conn, l2)
     assert_harmless(dsn, "good-job")
 
@@ -86,7 +86,7 @@ def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # 
     # the job is claimable again at once, so queuetop counts it ready ("interrupted")
     assert conn.execute(SQL["dashboard_state_counts"]).fetchone()[3] == 2
     assert snap["by_status"]["interrupted"] == 1 and snap["counts"]["running"] == 1
-    assert stale(snap) == [] and l1 not in {lk["job"] for lk in snap["locks"]}
+    assert stale(snap) == [] and l1 not in {lk["job_id"] for lk in snap["locks"]}
 
     code, result = queuetop(capsys, "requeue", *preset, l1, f)
     assert code == 1 and result["changed"] == [f]

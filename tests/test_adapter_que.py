@@ -80,7 +80,7 @@ def test_que_counts_lock_signal_recovery(dsn, workers, capsys):  # noqa: F811
             for role in snap["counts"]} == snap["counts"]
     assert stale(snap) == []
     # the locks view names the job each locker's advisory lock stands for
-    jobs = {lk["job"]: lk for lk in snap["locks"] if lk["job"]}
+    jobs = {lk["job_id"]: lk for lk in snap["locks"] if lk["job_id"]}
     doomed_pid = locker_of(conn, l1)
     assert jobs[str(l1)]["pid"] == doomed_pid and jobs[str(l1)]["on_queue_table"]
     assert jobs[str(l1)]["application_name"] == f"Que Locker: {doomed_pid}"
@@ -92,18 +92,18 @@ def test_que_counts_lock_signal_recovery(dsn, workers, capsys):  # noqa: F811
     snap = snapshot(capsys, *preset)
     assert snap["by_status"] == que_view(conn)
     assert snap["counts"]["running"] == 1 and snap["counts"]["ready"] == 3
-    assert stale(snap) == [] and str(l1) not in {lk["job"] for lk in snap["locks"]}
+    assert stale(snap) == [] and str(l1) not in {lk["job_id"] for lk in snap["locks"]}
 
     code, result = queuetop(capsys, "requeue", *preset, str(l1), str(f))
-    assert code == 1 and result["changed"] == [str(f)]
-    assert result["skipped"] == [{"id": str(l1), "reason": "already ready"}]
+    assert code == 1 and result["changed"] == [f]
+    assert result["skipped"] == [{"id": l1, "reason": "already ready"}]
     assert _row(conn, f)[:2] == (1, True)  # due now, its error count kept
     for action in (("requeue", "--force"), ("dead-letter", "--force", "--reason", "stop")):
         code, result = queuetop(capsys, *action, *preset, str(l2))
         assert code == 1 and "holds its advisory lock" in result["skipped"][0]["reason"]
     assert locker_of(conn, l2) and _row(conn, l2)[3] is False
     code, result = queuetop(capsys, "dead-letter", *preset, str(x), "--reason", "obsolete")
-    assert (code, result["changed"]) == (0, [str(x)])
+    assert (code, result["changed"]) == (0, [x])
     assert _row(conn, x)[0] == 1 and _row(conn, x)[3:] == (True, "obsolete")
 
     release(conn, "l1")

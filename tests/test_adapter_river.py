@@ -74,7 +74,7 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     assert_harmless(dsn, "river")
 
     code, result = queuetop(capsys, "requeue", *preset, str(l1))
-    assert (code, result["changed"]) == (0, [str(l1)])
+    assert (code, result["changed"]) == (0, [l1])
     job = _job(conn, l1)
     assert (job["state"], job["attempt"], job["finalized_at"]) == ("available", 1, None)
     assert job["errors"][-1]["error"] == "Stuck job requeued by queuetop"
@@ -90,7 +90,7 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
 
     code, result = queuetop(capsys, "dead-letter", *preset, str(s3),
                             "--reason", "bad input")
-    assert (code, result["changed"]) == (0, [str(s3)])
+    assert (code, result["changed"]) == (0, [s3])
     job = _job(conn, s3)
     assert job["state"] == "discarded" and job["finalized_at"] is not None
     assert job["errors"][-1]["error"] == "Discarded by queuetop: bad input"

@@ -98,7 +98,7 @@ def test_solid_queue_counts_stale_claim_retry(dsn, workers, capsys, tmp_path):  
 
     # the process is known dead (killed above): requeue before Solid Queue's 5 minutes
     code, result = queuetop(capsys, "requeue", *preset, "--force", str(l1), str(f))
-    assert (code, result["changed"]) == (0, [str(l1), str(f)])
+    assert (code, result["changed"]) == (0, [l1, f])
     assert status(conn, l1) == status(conn, f) == "ready"
     args = json.loads(conn.execute("SELECT arguments FROM solid_queue_jobs WHERE id = %s",
                                    (f,)).fetchone()[0])
@@ -110,7 +110,7 @@ def test_solid_queue_counts_stale_claim_retry(dsn, workers, capsys, tmp_path):  
     code, result = queuetop(capsys, "dead-letter", *preset, str(d), "--reason", "again")
     assert code == 1 and "already a failed execution" in result["skipped"][0]["reason"]
     code, result = queuetop(capsys, "dead-letter", *preset, str(x), "--reason", "obsolete")
-    assert (code, result["changed"]) == (0, [str(x)])
+    assert (code, result["changed"]) == (0, [x])
     assert status(conn, x) == "failed" and error_of(conn, x)["message"] == "obsolete"
 
     release(conn, "l1")

@@ -85,7 +85,7 @@ def test_locks_panel_and_text_snapshot_name_the_job():
     lock = LockInfo(pid=4242, backend_start=None, application_name="Que Locker: 4242",
                     locktype="advisory", mode="ExclusiveLock", granted=True, relation=None,
                     on_queue_table=True, wait_s=None, state="idle", query="", advisory_key=7,
-                    job="7")
+                    job_id="7")
     snap = replace(fixed_snapshot(), locks=(lock,))
     table = LocksTable()
     table.update_from(snap)
