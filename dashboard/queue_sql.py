@@ -15,6 +15,7 @@ from typing import Any
 from psycopg import sql
 
 import queries
+from dashboard import advisory
 from dashboard.models import Columns, Derived, QueueSpec
 
 # What an optional column reads as when the spec has no such column: a typed NULL.
@@ -31,6 +32,7 @@ ABSENT = {
     "last_error": "NULL::text",
     "group": "NULL::text",
     "payload": "NULL::text",
+    "advisory_lock": "NULL::bigint",
     "requeue_refusal": "NULL::text",
     "dead_letter_refusal": "NULL::text",
 }
@@ -106,6 +108,7 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
                             "SELECT 1 FROM pg_stat_activity AS a "
                             "WHERE {match} = ({worker})::text) END").format(worker=worker,
                                                                             match=match)
+    live_expiry, alive = advisory.liveness(spec, cols, live_expiry, alive)
     stale_after = sql.SQL("{} + {}").format(cols["started_at"],
                                             _interval(spec.policy.stale_after_s))
     expires = sql.SQL("coalesce(least({lease}, {live}), {stale_after})").format(
@@ -119,6 +122,7 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     cols = spec.columns
     base: dict[str, Any] = {"table": sql.Identifier(*spec.table.parts()),
                             "id": sql.Identifier(cols.id)}
+    base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if isinstance(cols.status, Derived):
         state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
         status, status_type = state, sql.SQL("text")
@@ -131,7 +135,7 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     ready_since = sql.SQL("coalesce({}, {})").format(exprs["scheduled_at"], exprs["created_at"])
     return {**base, "status": status, "state": state, "status_type": status_type,
             "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
-            "ready_since": ready_since, **exprs, **liveness_parts(spec, exprs),
+            "ready_since": ready_since, **exprs, **liveness_parts(spec, {**base, **exprs}),
             **history_parts(spec)}
 
 

@@ -28,6 +28,8 @@ COLUMN_FLAGS = {
     "last_error": "the last error",
     "group": "queue name or task kind: counts and stale leases per group",
     "payload": "the job's arguments",
+    "advisory_lock": "the key of the advisory lock a worker holds while it runs the job "
+                     "(running jobs are alive while it is held)",
 }
 # The dashboard's fastest refresh step (INTERVALS in dashboard/ui/app.py); a test ties them.
 MIN_INTERVAL_S = 0.2

@@ -22,7 +22,7 @@ import psycopg
 from psycopg import errors
 
 import queries
-from dashboard import db
+from dashboard import advisory, db
 from dashboard.config import state_warnings
 from dashboard.errors import UserError
 from dashboard.models import (
@@ -130,6 +130,8 @@ class Monitor:
         of those rows only; skipped while the table is locked by someone else)."""
         spec = self.spec
         locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
+        if table_readable:  # a library's advisory locks name the jobs they stand for
+            locks = advisory.name_jobs(conn, spec, self.parts, locks)
         tids = {_tid(lk) for lk in locks if lk.is_row_lock and lk.on_queue_table
                 and lk.page is not None}
         if not tids or not table_readable:
