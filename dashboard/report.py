@@ -94,12 +94,29 @@ def snapshot_text(snap: Snapshot) -> str:
     out += _table("states", ["role", "rows", "locked now"], rows)
     out.append(f"  oldest ready: {age(snap.oldest_ready_age_s)}")
     out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
+    if snap.stale_count is not None:
+        out.append(f"  stale leases: {snap.stale_count}")
+    out.append(f"  counted {'through indexes' if snap.count_mode == 'index' else 'in one pass'}"
+               + ("" if snap.monitor_load is None else
+                  f"; monitor load {snap.monitor_load:.1%} of the server's time"))
+    for section in snap.sections:
+        if section.error:
+            old = "never read" if section.age_s is None else f"{age(section.age_s)} old"
+            out.append(f"  {section.name}: {old}: {section.error}")
     out.append("")
-    out += _table("row-lock holders", ["pid", "role", "rows", "application"], [
-        [str(h.pid), h.role, str(h.rows), h.application_name] for h in snap.row_lock_holders
+    if snap.groups:
+        out += _table("groups", ["group", "ready", "scheduled", "running", "locked",
+                                 "oldest ready", "stale"], [
+            [g.name, str(g.ready), str(g.scheduled), str(g.running), str(g.locked),
+             age(g.oldest_ready_age_s), str(g.stale_leases)] for g in snap.groups
+        ])
+    out += _table("row-lock holders", ["pid", "role", "rows", "jobs", "application"], [
+        [str(h.pid), h.role, str(h.rows), ",".join(h.job_ids) or "-", h.application_name]
+        for h in snap.row_lock_holders
     ])
-    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "chain", "query"], [
-        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s),
+    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "for job", "chain",
+                                       "query"], [
+        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s), w.job_id or "-",
          " -> ".join(map(str, w.chain)), one_line(w.query, 50)] for w in snap.waiting
     ])
     out += _table("idle in transaction", ["pid", "application", "xact age", "idle", "locks",

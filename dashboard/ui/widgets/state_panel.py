@@ -28,6 +28,30 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+GROUP_ROW = "{:<10} {:>6} {:>5} {:>5} {:>5} {:>6}"
+
+
+def group_lines(snap: Snapshot, width: int, most: int = 8) -> list[tuple[str, str]]:
+    """Active jobs per group (queue name, task kind), the busiest first."""
+    if not snap.groups:
+        return []
+    scheduled = "scheduled" in snap.roles
+    lines = [(clip(GROUP_ROW.format("group", "ready", "sched" if scheduled else "", "run",
+                                     "stale", "oldest"), width), "dim")]
+    busiest = sorted(snap.groups, key=lambda g: (-(g.ready + g.running + g.stale_leases),
+                                                 g.name))
+    for g in busiest[:most]:
+        style = "red" if g.stale_leases else ""
+        lines.append((clip(GROUP_ROW.format(clip(g.name, 10), f"{g.ready:,}",
+                                            f"{g.scheduled:,}" if scheduled else "",
+                                            f"{g.running:,}", f"{g.stale_leases:,}",
+                                            age(g.oldest_ready_age_s)), width), style))
+    if len(busiest) > most:
+        lines.append((f"… {len(busiest) - most} more groups (snapshot --json has them all)",
+                      "dim italic"))
+    return lines
+
+
 class StatePanel(Static):
     """The queue at a glance; '~' marks planner estimates."""
 
@@ -52,9 +76,14 @@ class StatePanel(Static):
                  snap.locked.get(role)) for role in snap.roles]
         count_w = max(4, *(len(count) for _, count, _ in rows))
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim")
-        for role, count, locked in rows:
-            text.append("\n")
+        height = self.content_size.height
+        # a short panel (80x24) with six roles keeps the numbers and drops the column titles
+        header = not height or height >= len(rows) + 2
+        if header:
+            text.append(f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim")
+        for i, (role, count, locked) in enumerate(rows):
+            if header or i:
+                text.append("\n")
             text.append(f"{role[:7]:<7}", ROLE_STYLES[role])
             text.append(f" {count:>{count_w}} ")
             text.append(f"{'' if locked is None else f'{locked:,}':>6}",
@@ -66,7 +95,7 @@ class StatePanel(Static):
         notes.append(age(snap.oldest_ready_age_s), "bold")
         if snap.estimated:
             notes.append("  ~ estimate", "dim")
-        extra: list[tuple[str, str]] = []
+        extra: list[tuple[str, str]] = group_lines(snap, width)
         if snap.row_lock_holders:
             extra.append((clip(HOLDER_ROW.format("row locks", "pid", "rows", "role", "app"),
                                width), "dim"))
@@ -75,8 +104,7 @@ class StatePanel(Static):
                                                      h.application_name), width), ""))
         extra += [("! " + one_line(w, width - 2), "yellow") for w in snap.warnings[:3]]
         # never cut silently: what does not fit is counted on the last line that does
-        height = self.content_size.height
-        room = max(height - 1 - len(snap.roles) - 1, 0) if height else len(extra)
+        room = max(height - int(header) - len(snap.roles) - 1, 0) if height else len(extra)
         if len(extra) > room:
             hidden = len(extra) - max(room - 1, 0)
             extra = extra[: max(room - 1, 0)]
