@@ -33,6 +33,7 @@ ABSENT = {
     "payload": "NULL::text",
     "requeue_refusal": "NULL::text",
     "dead_letter_refusal": "NULL::text",
+    "worker_alive": "NULL::boolean",
 }
 NAIVE_TIMESTAMP = "timestamp without time zone"
 
@@ -106,6 +107,12 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
                             "SELECT 1 FROM pg_stat_activity AS a "
                             "WHERE {match} = ({worker})::text) END").format(worker=worker,
                                                                             match=match)
+    if spec.columns.worker_alive:
+        # the adapter's own liveness; a job whose worker is known dead has run out, as one
+        # whose worker left the workers table has
+        alive = cols["worker_alive"]
+        live_expiry = sql.SQL("CASE WHEN {} = false THEN coalesce({}, now()) END").format(
+            alive, cols["started_at"])
     stale_after = sql.SQL("{} + {}").format(cols["started_at"],
                                             _interval(spec.policy.stale_after_s))
     expires = sql.SQL("coalesce(least({lease}, {live}), {stale_after})").format(
@@ -118,7 +125,9 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
     cols = spec.columns
     base: dict[str, Any] = {"table": sql.Identifier(*spec.table.parts()),
-                            "id": sql.Identifier(cols.id)}
+                            "id": sql.Identifier(cols.id),
+                            # for adapters' SQL reading the library's other tables
+                            "schema": sql.Identifier(spec.table.schema or "public")}
     if isinstance(cols.status, Derived):
         state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
         status, status_type = state, sql.SQL("text")
