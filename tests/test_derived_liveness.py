@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from dashboard import config
+from dashboard.actions.describe import guard_text
 from dashboard.cli import main
 
 SPEC = """
@@ -42,3 +44,6 @@ def test_derived_worker_alive_decides_liveness_and_expiry(dsn, connect, tmp_path
     # 2 is stale only because its worker is known dead (its start + stale_after is ahead),
     # and most overdue after 4: it ran out at its start
     assert [(s["id"], s["worker_alive"]) for s in stale] == [(4, None), (2, False)]
+    # the confirmation says so too
+    assert ("a running one only once it started over 3600s ago (started_on) or its worker is "
+            "known dead (derived:worker_alive)") in guard_text(config.load_file(spec_file), False)
