@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo
 
+from dashboard import redact
 from dashboard.errors import UserError
 
 APP_NAME = "queuetop"
@@ -42,8 +44,17 @@ def data_dir() -> Path:
     return platformdirs.user_data_path("queuetop") / "pgdata"
 
 
+EMPTY_DSN = ("an empty DSN was given (an unset variable?); omit --dsn to use DATABASE_URL, "
+             "the PG* variables or the embedded server")
+
+
 def resolve_target(dsn: str | None) -> Target:
-    """--dsn, then DATABASE_URL, then libpq PG* variables, then the embedded server."""
+    """--dsn, then DATABASE_URL, then libpq PG* variables, then the embedded server.
+
+    An empty --dsn is refused: falling through to another server would act there.
+    """
+    if dsn is not None and not dsn.strip():
+        raise UserError(EMPTY_DSN)
     if dsn:
         return Target(dsn, embedded=False)
     if os.environ.get("DATABASE_URL"):
@@ -53,12 +64,15 @@ def resolve_target(dsn: str | None) -> Target:
     return Target(start_embedded(), embedded=True)
 
 
+UNPARSABLE = "<unparsable DSN>"
+
+
 def safe_dsn(dsn: str) -> str:
     """The DSN without its password, for headers, logs and JSON."""
     try:
         params = conninfo.conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
-        return "<unparsable DSN>"
+        return UNPARSABLE
     params.pop("password", None)
     return conninfo.make_conninfo(**params)
 
@@ -145,11 +159,38 @@ def _connect(dsn: str, *, autocommit: bool, options: str, app: str) -> psycopg.C
             connect_timeout=5,
         )
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"cannot connect to {safe_dsn(dsn) or 'the libpq default server'}: {reason}; "
-            "check --dsn / DATABASE_URL, or omit them to use the embedded server"
-        ) from exc
+        # `from None`: the driver's own text may quote the password (even under --debug)
+        raise ConnectionFailed(dsn, exc) from None
+
+
+class ConnectionFailed(UserError):
+    """A failed connection, said without the password whatever libpq quoted.
+
+    `reason` is the driver's reason alone (for the dashboard's header); the message adds
+    where and what to do (for the command line). Raised `from None`: the driver's error,
+    which may quote the password, stays out of tracebacks too.
+    """
+
+    def __init__(self, dsn: str, exc: psycopg.Error):
+        password = redact.password_in(dsn)
+        redact.remember([password])
+        text = str(exc).strip()
+        reason = text.splitlines()[0] if text else type(exc).__name__
+        shown = safe_dsn(dsn)
+        self.unparsable = shown == UNPARSABLE  # bad input, not a server that is away
+        if shown == UNPARSABLE:
+            if password:  # libpq quotes the token it could not parse: it may hold the password
+                reason = re.sub(r'"[^"]*"', '"..."', reason)
+            self.reason = redact.scrub(f"not a valid connection string or URL ({reason})")
+            message = (f"cannot connect: the DSN is {self.reason}; check --dsn / DATABASE_URL; "
+                       "in a URL write a '%' of the password as %25, or leave the password "
+                       "out and use PGPASSWORD or ~/.pgpass")
+        else:
+            self.reason = redact.scrub(reason)
+            message = (f"cannot connect to {shown or 'the libpq default server'}: "
+                       f"{self.reason}; check --dsn / DATABASE_URL, or omit them to use the "
+                       "embedded server")
+        super().__init__(redact.scrub(message))
 
 
 def monitor_timeout_ms(interval_s: float) -> int:

@@ -40,12 +40,16 @@ def failure_reason(exc: BaseException) -> str:
 
 def is_connection_error(exc: BaseException) -> bool:
     """The server could not be reached (as opposed to a bad spec or a failing statement)."""
+    if isinstance(exc, db.ConnectionFailed):
+        return not exc.unparsable
     if isinstance(exc, UserError):
         return isinstance(exc.__cause__, psycopg.OperationalError)
     return isinstance(exc, (psycopg.OperationalError, OSError))
 
 
 def one_line(exc: BaseException) -> str:
+    if isinstance(exc, db.ConnectionFailed):
+        return exc.reason  # the driver's reason, the password masked
     if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
         exc = exc.__cause__  # the driver's reason, without the command-line advice
     text = str(exc).strip()

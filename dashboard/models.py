@@ -25,6 +25,7 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "last_error",
     "group",
     "payload",
+    "advisory_lock",
 )
 # Expressions an adapter's SQL may supply that no column of a user's table can: why the
 # library forbids requeueing or dead-lettering a job (NULL when it allows it); whether the
@@ -84,6 +85,10 @@ class Columns:
     last_error: Column = None
     group: Column = None  # queue name or task kind: counts and stale leases per group
     payload: Column = None
+    # The bigint key of the session advisory lock a worker holds while it runs the job
+    # (Que: the id; NULL where the job takes none): a running job with a key is alive
+    # exactly while some session holds it, and the locks view names the job.
+    advisory_lock: Column = None
     requeue_refusal: Derived | None = None
     dead_letter_refusal: Derived | None = None
     worker_alive: Derived | None = None  # replaces what the liveness would say
@@ -175,7 +180,9 @@ class QueueSpec:
     def liveness(self) -> str:
         """What tells a live worker from a dead one: 'heartbeat' (per job), 'workers' (a
         worker table's last-seen), or the policy's worker_session ('application_name',
-        'pid', 'none'). Liveness comes from heartbeats, never from locks."""
+        'pid', 'none'). Liveness comes from heartbeats, never from row locks; where a
+        library's workers hold a session advisory lock per job (advisory_lock), the lock
+        is its liveness (dashboard/advisory.py)."""
         if self.columns.heartbeat:
             return "heartbeat"
         if self.workers:
@@ -192,8 +199,8 @@ class QueueSpec:
     def can_find_stale(self) -> bool:
         """Whether running jobs can be told stale: a lease, a heartbeat or a start time."""
         cols = self.columns
-        return bool(cols.lease_until or cols.started_at or self.liveness in ("heartbeat",
-                                                                             "workers"))
+        return bool(cols.lease_until or cols.started_at or cols.advisory_lock
+                    or self.liveness in ("heartbeat", "workers"))
 
 
 @dataclass(frozen=True)
@@ -232,6 +239,9 @@ class LockInfo:
     page: int | None = None
     tuple_index: int | None = None
     job_id: str | None = None
+    # An advisory lock on one bigint key (pg_locks objsubid 1): its key; where the queue
+    # spec names an advisory_lock, the monitor names the job whose key it is (job_id).
+    advisory_key: int | None = None
 
     @property
     def is_row_lock(self) -> bool:
@@ -291,6 +301,9 @@ class StaleLease:
     overdue_s: float
     worker_alive: bool | None
     group: str | None = None
+    # the token as PostgreSQL prints it: what an action's guard compares (a timestamp
+    # token's Python text differs)
+    lease_token_text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 from psycopg import sql
 
 import queries
+from dashboard import advisory
 from dashboard.models import Columns, Derived, QueueSpec
 
 # What an optional column reads as when the spec has no such column: a typed NULL.
@@ -31,6 +32,7 @@ ABSENT = {
     "last_error": "NULL::text",
     "group": "NULL::text",
     "payload": "NULL::text",
+    "advisory_lock": "NULL::bigint",
     "requeue_refusal": "NULL::text",
     "dead_letter_refusal": "NULL::text",
     "worker_alive": "NULL::boolean",
@@ -113,6 +115,7 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
         alive = cols["worker_alive"]
         live_expiry = sql.SQL("CASE WHEN {} = false THEN coalesce({}, now()) END").format(
             alive, cols["started_at"])
+    live_expiry, alive = advisory.liveness(spec, cols, live_expiry, alive)
     stale_after = sql.SQL("{} + {}").format(cols["started_at"],
                                             _interval(spec.policy.stale_after_s))
     expires = sql.SQL("coalesce(least({lease}, {live}), {stale_after})").format(
@@ -128,6 +131,7 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
                             "id": sql.Identifier(cols.id),
                             # for adapters' SQL reading the library's other tables
                             "schema": sql.Identifier(spec.table.schema or "public")}
+    base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if isinstance(cols.status, Derived):
         state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
         status, status_type = state, sql.SQL("text")
@@ -140,7 +144,17 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     ready_since = sql.SQL("coalesce({}, {})").format(exprs["scheduled_at"], exprs["created_at"])
     return {**base, "status": status, "state": state, "status_type": status_type,
             "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
-            "ready_since": ready_since, **exprs, **liveness_parts(spec, exprs)}
+            "ready_since": ready_since, **exprs, **liveness_parts(spec, {**base, **exprs}),
+            **history_parts(spec)}
+
+
+def history_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
+    """`{history_table}` and `{history_status}` where the spec has a history table: an
+    adapter's statements may log there as the library does (pgqueuer_log)."""
+    if spec.history is None:
+        return {}
+    return {"history_table": sql.Identifier(*spec.history.table.parts()),
+            "history_status": sql.Identifier(spec.history.status)}
 
 
 def value_placeholders(spec: QueueSpec, roles: tuple[str, ...],

@@ -114,7 +114,8 @@ def snapshot_text(snap: Snapshot) -> str:
          {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases
     ])
     out += _table("locks", ["pid", "mode", "granted", "type", "relation", "application"], [
-        [str(lk.pid), lk.mode, "yes" if lk.granted else "WAIT", lk.locktype, lk.relation or "-",
+        [str(lk.pid), lk.mode, "yes" if lk.granted else "WAIT", lk.locktype,
+         lk.relation or (f"job {lk.job_id}" if lk.job_id else "-"),
          lk.application_name] for lk in snap.locks[:40]
     ])
     for note in snap.warnings:

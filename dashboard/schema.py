@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import psycopg
+from psycopg import errors
 
 import queries
+from dashboard import config, db
+from dashboard.errors import UserError
 
 DEMO_STATEMENTS = (
     "setup/create_demo_schema",
@@ -34,3 +39,36 @@ def init_demo(conn: psycopg.Connection, reset: bool = False) -> int:
         for name in DEMO_STATEMENTS + AUDIT_STATEMENTS:
             conn.execute(queries.load(name))
         return conn.execute(queries.load("setup/count_demo_jobs")).fetchone()[0]
+
+
+def ensure_demo(dsn: str) -> None:
+    """Create the demo schema unless the demo queue and its dead-letter table exist.
+
+    Checked first with a read, so that a role without CREATE on the database can run the
+    demo and the load generator on a demo queue someone else created; where it must be
+    created and cannot be, the error names the grant (or the one-time init-demo).
+    """
+    spec = config.load_preset(config.DEFAULT_PRESET)
+    dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
+    with db.connect_monitor(dsn) as conn:
+        present = config.resolve_table(conn, spec.table) is not None and (
+            dead is None or config.resolve_table(conn, dead) is not None)
+        database, role = conn.info.dbname, conn.info.user
+    if present:
+        return
+    try:
+        with db.connect_admin(dsn) as conn:
+            init_demo(conn)
+    except errors.InsufficientPrivilege as exc:
+        first = (str(exc).strip().splitlines() or ["permission denied"])[0]
+        raise UserError(
+            f"the demo queue {spec.table} does not exist and role {role} may not create it "
+            f"({first}); GRANT CREATE ON DATABASE {_name(database)} TO {_name(role)}, or run "
+            "'queuetop init-demo' once as a role that may (e.g. the database owner)") from None
+
+
+def _name(identifier: str) -> str:
+    """An identifier as one would type it in a GRANT: quoted only where it must be."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", identifier):
+        return identifier
+    return '"' + identifier.replace('"', '""') + '"'

@@ -8,14 +8,28 @@ An adapter for a queue library keeps its own SQL under `presets/<adapter>/`:
 expressions that derive a column (`presets/graphile-worker/state.sql`) and
 statements that replace a generic one of the same name
 (`presets/procrastinate/actions/do_requeue.sql` for `actions/do_requeue`).
+
+psycopg reads the whole composed text of a statement executed with
+parameters for `%` placeholders, identifiers included: a table `"jobs%"`
+or a column `"id%(x)s"` would break it, or be taken for a parameter.
+`get` therefore writes every `%` of a composed name as `%%`, which psycopg
+(and loadgen/prepared.py) reads back as one `%`, whenever the statement
+takes parameters; a statement without any is executed without parameters
+and keeps its names as they are.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
 from psycopg import sql
+
+# psycopg's placeholders: %s, %b, %t, %(name)s ...; %% is a literal percent sign
+_PLACEHOLDER = re.compile(r"%%|%(?:\([^)]*\))?[sbt]")
+# a double-quoted name inside an SQL fragment (a type name read from the catalog)
+_QUOTED_NAME = re.compile(r'"(?:[^"]|"")*"')
 
 
 def _file(name: str):
@@ -41,8 +55,61 @@ def resolve(name: str, adapter: str | None = None) -> str:
 
 
 def get(name: str, **parts: sql.Composable) -> sql.Composed:
-    """The statement `name` with its `{placeholders}` filled by composables."""
-    return sql.SQL(load(name)).format(**parts)
+    """The statement `name` with its `{placeholders}` filled by composables.
+
+    If the statement takes `%(name)s` parameters (in its file or in a fragment passed
+    in `parts`), it must be executed with them, and every `%` in a name is escaped.
+    """
+    template = load(name)
+    takes_params = _has_placeholders(template) or any(_takes_params(p) for p in parts.values())
+    if takes_params:
+        parts = {key: _escaped(part) for key, part in parts.items()}
+    return _Statement(sql.SQL(template).format(**parts), escaped=takes_params)
+
+
+class _Statement(sql.Composed):
+    """What `get` returns: a statement composed into another one (EXPLAIN {statement})
+    is escaped once, not twice."""
+
+    def __init__(self, composed: sql.Composed, escaped: bool):
+        super().__init__(list(composed))
+        self.escaped = escaped
+
+
+def _has_placeholders(text: str) -> bool:
+    return any(m.group() != "%%" for m in _PLACEHOLDER.finditer(text))
+
+
+def _takes_params(part: sql.Composable) -> bool:
+    if isinstance(part, sql.Composed):
+        return any(_takes_params(p) for p in part)
+    if isinstance(part, sql.Placeholder):
+        return True
+    return isinstance(part, sql.SQL) and _has_placeholders(part.as_string(None))
+
+
+class _PercentEscaped(sql.Composable):
+    """A quoted name or literal whose every `%` reads as `%` in a statement with parameters."""
+
+    def __init__(self, wrapped: sql.Composable):
+        super().__init__(wrapped)
+
+    def as_bytes(self, context=None) -> bytes:  # noqa: ANN001 (psycopg's AdaptContext)
+        return self._obj.as_bytes(context).replace(b"%", b"%%")
+
+
+def _escaped(part: sql.Composable) -> sql.Composable:
+    """`part` with `%` doubled in its names and literals; its own placeholders untouched."""
+    if isinstance(part, _Statement) and part.escaped:
+        return part
+    if isinstance(part, sql.Composed):
+        return sql.Composed([_escaped(p) for p in part])
+    if isinstance(part, sql.Placeholder):
+        return part
+    if isinstance(part, sql.SQL):  # our own fragment; a catalog type name in it may be quoted
+        text = part.as_string(None)
+        return sql.SQL(_QUOTED_NAME.sub(lambda m: m.group().replace("%", "%%"), text))
+    return _PercentEscaped(part)  # Identifier, Literal
 
 
 def expression(name: str) -> sql.Composable:

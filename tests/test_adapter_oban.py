@@ -176,7 +176,7 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     code, result = queuetop(capsys, "requeue", "--preset", "oban", "--dsn", dsn, "--json",
                             "--reason", "worker-victim was SIGKILLed",
                             *(str(i) for i in orphans.values()))
-    assert (code, sorted(result["changed"])) == (0, sorted(str(i) for i in orphans.values()))
+    assert (code, sorted(result["changed"])) == (0, sorted(orphans.values()))
     requeued = oban.app("jobs", *(str(i) for i in orphans.values()))
     orphan, maxed = requeued[str(orphans["orphan"])], requeued[str(orphans["orphan_max1"])]
     assert (orphan["state"], orphan["attempt"], orphan["max_attempts"]) == ("available", 1, 3)
@@ -200,8 +200,8 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     code, result = queuetop(capsys, "dead-letter", "--preset", "oban", "--dsn", dsn, "--json",
                             "--reason", "not wanted any more", str(ids["scheduled"]),
                             str(ids["live_long"]))
-    assert code == 1 and result["changed"] == [str(ids["scheduled"])]
-    assert result["skipped"] == [{"id": str(ids["live_long"]),
+    assert code == 1 and result["changed"] == [ids["scheduled"]]
+    assert result["skipped"] == [{"id": ids["live_long"],
                                   "reason": "lease not expired (use --force)"}]
     dead = oban.app("jobs", str(ids["scheduled"]), str(ids["live_long"]))
     assert dead[str(ids["scheduled"])]["state"] == "discarded"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard import config, db, monitor
-from dashboard.actions import TableAudit, observe_jobs, requeue
+from dashboard.actions import ObservedJob, TableAudit, observe_jobs, requeue
 from dashboard.errors import UserError
 
 DDL = """
@@ -197,3 +197,21 @@ def test_adapter_sql_that_does_not_exist_is_named(dsn, tasks, tmp_path):
                     'status = { derived = "state" }\n[queue.states]\nready = "a"\nrunning = "b"')
     with db.connect_monitor(dsn) as mon, pytest.raises(UserError, match="has no SQL for status"):
         config.validate(mon, config.load_file(path))
+
+
+def test_a_timestamp_lease_token_guards_a_requeue_from_the_dashboard(dsn, tasks):
+    """The dashboard acts on what the snapshot showed: the token as PostgreSQL prints it."""
+    setup, path = tasks
+    path.write_text(SPEC.replace('worker_element = 2', 'worker_element = 2\n'
+                                 'lease_token = "beat"'))
+    setup.execute("INSERT INTO app.workers VALUES ('w-dead', "
+                  "(now() AT TIME ZONE 'UTC') - interval '5 minutes')")
+    job = _insert(setup, "working", owner=["node-2", "w-dead"])
+    setup.execute("UPDATE app.tasks SET beat = now() - interval '1.234567 seconds'")
+    with _monitor(dsn, "UTC") as mon:
+        spec = config.validate(mon, config.load_file(path))
+        [lease] = monitor.collect(mon, spec).stale_leases
+    action = db.connect_action(dsn)
+    result = requeue(action, spec, [ObservedJob.from_stale(lease)], audit=TableAudit())
+    action.close()
+    assert result.changed == (str(job),) and not result.skipped

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from dashboard.cli import build_parser
-from dashboard.cli.watch_commands import ensure_demo
+from dashboard.schema import ensure_demo
 
 
 def test_demo_creates_the_demo_schema_only_when_absent(dsn):

@@ -11,6 +11,7 @@ with its audit record; it returns an ActionResult (changed, skipped + reason).
 
 from dashboard.actions.audit import AuditSink, FileAudit, TableAudit, choose_sink
 from dashboard.actions.capabilities import capabilities
+from dashboard.actions.grants import require_grants
 from dashboard.actions.guards import foresee
 from dashboard.actions.jobs import (
     BadJobId,
@@ -25,5 +26,6 @@ from dashboard.actions.sessions import cancel, observe_session, terminate
 __all__ = [
     "ActionResult", "AuditSink", "BadJobId", "FileAudit", "ObservedJob", "ObservedSession",
     "Skipped", "TableAudit", "cancel", "capabilities", "choose_sink", "dead_letter", "foresee",
-    "job_id_problem", "observe_jobs", "observe_session", "requeue", "terminate",
+    "job_id_problem", "observe_jobs", "observe_session", "require_grants", "requeue",
+    "terminate",
 ]

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-import queries
-from dashboard.actions.audit import choose_sink
-from dashboard.actions.guards import missing_privileges
+from dashboard.actions.grants import grants_sentence, missing_grants
 from dashboard.actions.statements import dead_status
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
@@ -21,32 +19,27 @@ def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool =
     """action -> None if allowed, else one line saying why not and what to do.
 
     The actions check again when they run; this is only so that a UI can say why
-    a binding is disabled before the operator presses it. Signals to backends of
-    one's own role need no grant, so cancel/terminate are reported as allowed
-    then, with the exact refusal left to the action itself.
+    a binding is disabled before the operator presses it, with every missing grant
+    at once. Signals to backends of one's own role need no grant; cancel/terminate
+    report pg_signal_backend as missing when other roles' sessions are out of reach,
+    and the action itself says the exact refusal.
     """
     if read_only:
         return dict.fromkeys(ACTIONS, "read-only mode: actions are disabled")
-    try:
-        choose_sink(conn, audit_file)
-    except UserError as exc:
-        return dict.fromkeys(ACTIONS, str(exc))
-    policy = spec.policy.dead_letter
-    reasons: dict[str, str | None] = {
-        "requeue": missing_privileges(conn, spec.table, ("UPDATE",)),
-    }
-    if policy and policy.kind == "table" and policy.table:
-        reasons["dead-letter"] = (missing_privileges(conn, spec.table, ("UPDATE", "DELETE"))
-                                  or missing_privileges(conn, policy.table, ("INSERT",)))
-    else:
-        try:
-            dead_status(spec)
-            reasons["dead-letter"] = missing_privileges(conn, spec.table, ("UPDATE",))
-        except UserError as exc:
-            reasons["dead-letter"] = str(exc)
-    can_signal, role = conn.execute(queries.load("actions/check_signal_rights")).fetchone()
-    signal = None if can_signal else (
-        f"role {role} may signal only its own sessions; GRANT pg_signal_backend TO {role}")
-    reasons.update(cancel=signal, terminate=signal)
+    reasons: dict[str, str | None] = {}
+    for action in ACTIONS:
+        if action == "dead-letter" and not _dead_letter_table(spec):
+            try:
+                dead_status(spec)
+            except UserError as exc:
+                reasons[action] = str(exc)
+                continue
+        grants = missing_grants(conn, spec, action, audit_file)
+        reasons[action] = grants_sentence(conn.info.user, action, grants) if grants else None
     conn.rollback()
     return reasons
+
+
+def _dead_letter_table(spec: QueueSpec) -> bool:
+    policy = spec.policy.dead_letter
+    return bool(policy and policy.kind == "table" and policy.table)

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import psycopg
 
-from dashboard.actions.audit import table_privileges
+from dashboard.actions.grants import table_grants
 from dashboard.actions.results import ObservedJob, Skipped
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, TableName
@@ -127,27 +127,15 @@ def foresee(spec: QueueSpec, jobs: Sequence[ObservedJob], action: str,
     return change, skip
 
 
-def _privileges(conn: psycopg.Connection, table: TableName) -> dict[str, object]:
-    privs = table_privileges(conn, table.schema, table.name)
-    if privs is None:
-        raise UserError(f"table {table} not found; check the queue spec")
-    return privs
-
-
 def missing_privileges(conn: psycopg.Connection, table: TableName,
                        needed: tuple[str, ...]) -> str | None:
-    """The GRANT an action on `table` lacks, as a sentence; None when nothing is missing."""
-    privs = _privileges(conn, table)
-    role = privs["role"]
-    if not privs["can_use_schema"]:
-        return (f"role {role} may not use schema {table.schema}; "
-                f"GRANT USAGE ON SCHEMA {table.schema} TO {role}")
-    missing = [p for p in needed if not privs[f"can_{p.lower()}"]]
-    if missing:
-        return (f"role {role} lacks {', '.join(missing)} on {table}, which this action "
-                f"needs; GRANT {', '.join(missing)} ON {table} TO {role} "
-                "(or use a role that has it)")
-    return None
+    """The GRANTs an action on `table` lacks (schema USAGE too), as one sentence; None when
+    nothing is missing."""
+    grants = table_grants(conn, table, needed)
+    if not grants:
+        return None
+    return (f"role {conn.info.user} lacks what this action needs on {table}: "
+            f"{'; '.join(grants)} (or use a role that has it)")
 
 
 def require_privileges(conn: psycopg.Connection, table: TableName,

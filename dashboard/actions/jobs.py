@@ -89,6 +89,11 @@ def _friendly(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
     if isinstance(exc, errors.InsufficientPrivilege):
         return UserError(f"permission denied: {first}; grant the privilege named there to "
                          "this role or use one that has it")
+    if (isinstance(exc, (errors.UniqueViolation, errors.CheckViolation))
+            and exc.diag.table_name == spec.table.name):
+        return UserError(f"{spec.table} refused the change through its constraint "
+                         f"{exc.diag.constraint_name} ({first}): another job may hold the same "
+                         "key; nothing changed")
     if isinstance(exc, errors.UniqueViolation):
         return UserError(f"dead-letter table already holds one of these jobs ({first}); "
                          "nothing changed")

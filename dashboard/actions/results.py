@@ -51,7 +51,8 @@ class ObservedJob:
     def from_stale(cls, lease: StaleLease) -> ObservedJob:
         """The observed state of a row of Snapshot.stale_leases."""
         return cls(id=str(lease.id), status=lease.status, worker=_text(lease.worker),
-                   lease_token=_text(lease.lease_token), lease_until=lease.lease_until,
+                   lease_token=lease.lease_token_text if lease.lease_token_text is not None
+                   else _text(lease.lease_token), lease_until=lease.lease_until,
                    expired=True)  # listed as stale because its lease ran out
 
 

@@ -51,8 +51,12 @@ def adapter_statement(spec: QueueSpec, name: str) -> bool:
 
 
 def _token_advance(spec: QueueSpec) -> sql.Composable | None:
-    """`token = t.token + 1` (or a fresh uuid): the fencing step, when the spec has a token."""
-    column = spec.columns.lease_token
+    """`token = t.token + 1` (or a fresh uuid): the fencing step, when the spec has a token.
+
+    A timestamp token (a claim or heartbeat time) still guards the action, but is kept: a
+    made-up time could pass for a live heartbeat; the next claim changes it.
+    """
+    column = spec.columns.real("lease_token")
     if not column:
         return None
     kind = spec.column_types.get(column, "")
@@ -60,6 +64,8 @@ def _token_advance(spec: QueueSpec) -> sql.Composable | None:
         value = sql.SQL("t.{} + 1").format(sql.Identifier(column))
     elif kind == "uuid":
         value = sql.SQL("gen_random_uuid()")
+    elif kind.startswith("timestamp"):
+        return None
     else:
         raise UserError(f"cannot advance lease token column {column!r} of type {kind or '?'}: "
                         "queuetop advances integer and uuid tokens; fix lease_token in the spec")
@@ -180,6 +186,6 @@ def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
     )
     return Plan(action="dead-letter", statement=move, from_roles=from_roles,
                 to_state=f"table:{dead}",
-                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT",))),
+                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT", "SELECT"))),
                 params=params, changes=f"moved to {dead} (deleted here in the same statement)",
                 fences=True)

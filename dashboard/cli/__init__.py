@@ -1,84 +1,30 @@
 """The `queuetop` command: argparse subcommands that parse, wire and print.
 
-Each module here registers a family of subcommands; the work happens in the
-layers below (config, db, monitor, actions, loadgen, ui).
+Each module here registers a family of subcommands (dispatch.py builds the
+parser); the work happens in the layers below (config, db, monitor, actions,
+loadgen, ui). This module imports nothing heavy, so that Ctrl-C while Python
+is still loading psycopg or textual ends the command quietly (exit 130), as
+Ctrl-C does later on.
 """
 
 from __future__ import annotations
 
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
-import psycopg
-
-from dashboard.cli import (
-    action_commands,
-    audit_command,
-    check_command,
-    db_commands,
-    export_command,
-    load_command,
-    presets_command,
-    serve_command,
-    snapshot_command,
-    watch_commands,
-)
-from dashboard.cli.common import EXIT_USAGE, OneLineParser
-from dashboard.errors import UserError
-
-COMMAND_MODULES = (
-    db_commands,
-    snapshot_command,
-    watch_commands,
-    action_commands,
-    audit_command,
-    load_command,
-    export_command,
-    check_command,
-    serve_command,
-    presets_command,
-)
-
-
-def installed_version() -> str:
-    try:
-        return version("queuetop")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
-
-
-def build_parser() -> OneLineParser:
-    parser = OneLineParser(
-        prog="queuetop",
-        description="A terminal dashboard for PostgreSQL tables used as job queues.",
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("--version", action="version", version=f"queuetop {installed_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    sub.required = True
-    for module in COMMAND_MODULES:
-        module.register(sub)
-    return parser
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    debug = args.debug or getattr(args, "sub_debug", False)
     try:
-        return int(args.handler(args) or 0)
-    except UserError as exc:
-        if debug:
-            raise
-        print(f"queuetop: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except psycopg.Error as exc:
-        if debug:
-            raise
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"queuetop: database error: {first}; rerun with --debug for details",
-              file=sys.stderr)
-        return EXIT_USAGE
+        from dashboard.cli.dispatch import run
+
+        return run(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def build_parser():  # noqa: ANN201 (the parser class lives in a heavier module)
+    """The whole command line's parser (for tests and documentation)."""
+    from dashboard.cli.dispatch import build_parser as build
+
+    return build()

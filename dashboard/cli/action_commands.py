@@ -21,6 +21,7 @@ from dashboard.cli.common import (
     queue_options,
     recovery_options,
     spec_from_args,
+    text,
 )
 from dashboard.errors import UserError
 
@@ -31,6 +32,7 @@ def _action_options(reason_required: bool = False) -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("action")
     group.add_argument("--reason", required=reason_required, metavar="TEXT",
+                       type=text("a reason"),
                        help="why: kept in the audit trail" + (" (required)" if reason_required
                                                               else ""))
     group.add_argument("--dry-run", action="store_true",
@@ -63,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help=f"{what} (guarded against pid reuse, audited)")
         p.add_argument("pid", type=checked(int, lambda n: n >= 1, "a backend pid (1 or more)"),
                        metavar="PID", help="backend pid")
-        p.add_argument("--backend-start", metavar="TIMESTAMP",
+        p.add_argument("--backend-start", metavar="TIMESTAMP", type=text("a timestamp"),
                        help="the backend start you observed (pg_stat_activity.backend_start); "
                             "the signal is sent only if it still matches")
         p.set_defaults(handler=run_signal, action=name)
@@ -95,6 +97,7 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
     with db.connect_action(target.dsn) as conn:
         spec = config.validate(conn, spec)
         conn.commit()
+        actions.require_grants(conn, spec, action, args.audit_file)  # all at once
         sink = actions.choose_sink(conn, args.audit_file)
         observed, missing = actions.observe_jobs(conn, spec, args.ids)
         if action == "requeue":
@@ -124,6 +127,7 @@ def run_signal(args: argparse.Namespace) -> int:
     pinned = parse_timestamp(args.backend_start) if args.backend_start else None
     target = db.resolve_target(args.dsn)
     with db.connect_action(target.dsn) as conn:
+        actions.require_grants(conn, None, args.action, args.audit_file, pid=args.pid)
         sink = actions.choose_sink(conn, args.audit_file)
         seen = actions.observe_session(conn, args.pid)
         if seen is None:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from dashboard import config, db
 from dashboard.actions.audit_trail import DEFAULT_LIMIT, AuditPage, read_latest
-from dashboard.cli.common import checked, connection_options
+from dashboard.cli.common import checked, connection_options, text
 from dashboard.errors import UserError
 from dashboard.report import one_line
 
@@ -22,12 +22,12 @@ LIMIT = checked(int, lambda n: 1 <= n <= 100_000, "a whole number from 1 to 1000
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", parents=[connection_options()],
                        help="list the latest recovery actions from the audit trail (reads only)")
-    p.add_argument("--since", metavar="D",
+    p.add_argument("--since", metavar="D", type=text("a duration or a timestamp"),
                    help="only actions since then: a duration back from now ('2h', "
                         "'30 minutes') or a timestamp with its time zone")
     p.add_argument("--limit", type=LIMIT, default=DEFAULT_LIMIT, metavar="N",
                    help=f"at most N records, newest first (default {DEFAULT_LIMIT})")
-    p.add_argument("--audit-file", metavar="PATH",
+    p.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
                    help="read this JSON-lines audit file instead of the queuetop.audit_log "
                         "table (no database is needed)")
     p.add_argument("--json", action="store_true",

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import psycopg
 
-from dashboard import config, db
+from dashboard import config, db, redact
 from dashboard.models import QueueSpec
 
 EXIT_USAGE = 2
@@ -28,6 +28,8 @@ COLUMN_FLAGS = {
     "last_error": "the last error",
     "group": "queue name or task kind: counts and stale leases per group",
     "payload": "the job's arguments",
+    "advisory_lock": "the key of the advisory lock a worker holds while it runs the job "
+                     "(running jobs are alive while it is held)",
 }
 # The dashboard's fastest refresh step (INTERVALS in dashboard/ui/app.py); a test ties them.
 MIN_INTERVAL_S = 0.2
@@ -38,8 +40,16 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line: what is wrong and where to look."""
 
     def error(self, message: str) -> NoReturn:
+        # argparse quotes the offending words back, a misplaced DSN and its password included
+        message = redact.scrub(message)
+        if message.startswith("argument COMMAND: invalid choice") and _looks_like_dsn(message):
+            message += "; a DSN goes after the command: queuetop COMMAND --dsn DSN"
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+def _looks_like_dsn(text: str) -> bool:
+    return "://" in text or "password=" in text or "host=" in text or "dbname=" in text
 
 
 def checked(kind: Callable[[str], Any], accept: Callable[[Any], bool],
@@ -60,6 +70,38 @@ def checked(kind: Callable[[str], Any], accept: Callable[[Any], bool],
     return parse
 
 
+def text(what: str) -> Callable[[str], str]:
+    """An argparse `type` for a text flag that refuses an empty value: `--table "$UNSET"`
+    must not fall back to the default queue (nor `--dsn ""` to another server)."""
+    def parse(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got an empty value "
+                                             "(an unset variable?)")
+        return value
+
+    return parse
+
+
+def dsn_value(value: str) -> str:
+    """--dsn: not empty (the message says what omitting it does instead)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(db.EMPTY_DSN)
+    return value
+
+
+PASSWORD_IN_DSN_WARNING = (
+    "queuetop: warning: the password in --dsn can be read by other users of this machine "
+    "(ps, /proc) for as long as queuetop runs; pass it in PGPASSWORD, ~/.pgpass or a "
+    "service file instead (README: Security)")
+
+
+def warn_password_in_dsn(args: argparse.Namespace) -> None:
+    """Once per command that keeps running (watch, demo, load, export, serve): its argv
+    stays visible for as long as it runs."""
+    if getattr(args, "dsn", None) and redact.password_in(args.dsn):
+        print(PASSWORD_IN_DSN_WARNING, file=sys.stderr)
+
+
 INTERVAL = checked(float, lambda v: MIN_INTERVAL_S <= v <= MAX_INTERVAL_S,
                    f"a number of seconds from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
 
@@ -67,8 +109,10 @@ INTERVAL = checked(float, lambda v: MIN_INTERVAL_S <= v <= MAX_INTERVAL_S,
 def connection_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("connection")
-    group.add_argument("--dsn", help="libpq DSN or URL (default: DATABASE_URL, PG* variables, "
-                                     "else the embedded server)")
+    group.add_argument("--dsn", type=dsn_value,
+                       help="libpq DSN or URL (default: DATABASE_URL, PG* variables, else the "
+                            "embedded server); keep the password out of it: PGPASSWORD, "
+                            "~/.pgpass or a service file")
     group.add_argument("--debug", dest="sub_debug", action="store_true",
                        help="show tracebacks on errors")
     return parent
@@ -80,7 +124,7 @@ def recovery_options() -> argparse.ArgumentParser:
     group = parent.add_argument_group("recovery actions")
     group.add_argument("--read-only", action="store_true",
                        help="refuse every action (for shared terminals and runbook rehearsals)")
-    group.add_argument("--audit-file", metavar="PATH",
+    group.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
                        help="append the audit trail to this JSON-lines file instead of the "
                             "queuetop.audit_log table")
     return parent
@@ -89,19 +133,23 @@ def recovery_options() -> argparse.ArgumentParser:
 def queue_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("queue spec (default: the demo preset)")
-    group.add_argument("--queue", metavar="FILE", help="queue spec TOML file")
-    group.add_argument("--preset", metavar="NAME",
+    group.add_argument("--queue", metavar="FILE", type=text("a TOML file"),
+                       help="queue spec TOML file")
+    group.add_argument("--preset", metavar="NAME", type=text("a preset name"),
                        help=f"named preset: {', '.join(config.preset_names())}")
-    group.add_argument("--table", help="queue table, bare or schema-qualified")
-    group.add_argument("--id-column", metavar="NAME", help="job id column")
-    group.add_argument("--status-column", metavar="NAME", help="state column")
-    group.add_argument("--stale-after", metavar="DURATION",
+    group.add_argument("--table", type=text("a table name"),
+                       help="queue table, bare or schema-qualified")
+    group.add_argument("--id-column", metavar="NAME", type=text("a column name"),
+                       help="job id column")
+    group.add_argument("--status-column", metavar="NAME", type=text("a column name"),
+                       help="state column")
+    group.add_argument("--stale-after", metavar="DURATION", type=text("a duration"),
                        help="running jobs without a lease expiry are stale after this")
     columns = parent.add_argument_group(
         "columns (override the spec; with --table alone the usual names are found)")
     for key, what in COLUMN_FLAGS.items():
         columns.add_argument(f"--{key.replace('_', '-')}-column", dest=f"column_{key}",
-                             metavar="COLUMN", help=what)
+                             metavar="COLUMN", type=text("a column name"), help=what)
     group.add_argument("--interval", type=INTERVAL, default=2.0, metavar="SECONDS",
                        help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}; "
                             "monitoring statements time out within it")

@@ -9,7 +9,12 @@ import sys
 import threading
 
 from dashboard import db
-from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.cli.common import (
+    connection_options,
+    queue_options,
+    spec_from_args,
+    warn_password_in_dsn,
+)
 from dashboard.errors import UserError
 
 DEFAULT_LISTEN = "127.0.0.1:9187"
@@ -60,6 +65,7 @@ def run_export(args: argparse.Namespace) -> int:
     if failure is not None:  # a service may start before its database: serve up 0, retry
         exporter.log(f"poll failed (disconnected): {one_line(failure)}; serving "
                      "queuetop_up 0 and retrying")
+    warn_password_in_dsn(args)  # it runs for days: its command line with it
     host, port = args.listen
     try:
         httpd = serve_metrics(exporter, host, port)

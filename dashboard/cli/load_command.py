@@ -10,15 +10,23 @@ import sys
 import threading
 import time
 
-from dashboard import actions, config, db, schema
+from dashboard import actions, config, db, redact, schema
 from dashboard.actions import AuditSink
-from dashboard.cli.common import checked, connection_options, queue_options, spec_from_args
+from dashboard.cli.common import (
+    checked,
+    connection_options,
+    queue_options,
+    spec_from_args,
+    text,
+    warn_password_in_dsn,
+)
 from dashboard.errors import UserError
 from dashboard.fit import fit_line
 from dashboard.loadgen import STRATEGIES, LoadGenerator, LoadSettings, LoadSnapshot, summary
 from dashboard.loadgen.rescuer import check_rescue
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.stats import LATENCY_WINDOW_S
+from dashboard.loadgen.table_counts import count_finished, table_change
 from dashboard.models import QueueSpec, TableName
 
 DEMO_TABLE = TableName("jobs", "queuetop_demo")
@@ -60,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--rescue", action=argparse.BooleanOptionalAction, default=False,
                    help="requeue expired leases, anyone's (each one guarded and audited like "
                         "'queuetop requeue'); off by default: they stay for the recovery actions")
-    g.add_argument("--audit-file", metavar="PATH",
+    g.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
                    help="with --rescue: append the audit trail to this JSON-lines file instead "
                         "of the queuetop.audit_log table")
     g.add_argument("--seed", type=int, help="random seed for work times and faults")
@@ -84,8 +92,7 @@ def open_writable_queue(args: argparse.Namespace) -> tuple[str, QueueSpec]:
     spec = spec_from_args(args)
     target = db.resolve_target(args.dsn)
     if spec.table == DEMO_TABLE:
-        with db.connect_admin(target.dsn) as conn:
-            schema.init_demo(conn)
+        schema.ensure_demo(target.dsn)  # no CREATE needed once it exists
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, spec)
     if spec.table != DEMO_TABLE and not args.confirm_write:
@@ -155,6 +162,7 @@ def summary_text(doc: dict) -> str:
 
     return "\n".join([
         f"strategy {doc['strategy']}, {doc['workers']} workers, {doc['duration_s']:.1f}s",
+        *([table_line(doc)] if "table_done" in doc else []),
         f"claimed {doc['claimed']}  completed {doc['completed']}  failed {doc['failed']}  "
         f"dead {doc['dead']}  crashed {doc['crashed']}  "
         + (f"rescued {doc['rescued']} (expired leases requeued, audited)" if doc["rescue"]
@@ -164,6 +172,17 @@ def summary_text(doc: dict) -> str:
         f"lock waits {doc['lock_waits']}  lock errors {doc['lock_errors']}  "
         f"empty claims {doc['empty_claims']}  double claims {doc['double_claims']}",
     ])
+
+
+def table_line(doc: dict) -> str:
+    """What the table itself says the run finished: the workers' count is a lower bound."""
+    if doc["table_done"] is None:
+        return "table: not counted (the count timed out or was refused)"
+    line = f"table: done +{doc['table_done']}  dead +{doc['table_dead']} during the run"
+    if doc["table_done"] > doc["completed"]:
+        line += (f" (the workers reported {doc['completed']} completed: a worker killed before "
+                 "it reported took its last ones with it)")
+    return line
 
 
 def finished(snap: LoadSnapshot, jobs: int | None, duration: float | None) -> bool:
@@ -183,14 +202,19 @@ def _stop_on_sigterm() -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
+    if args.audit_file and not args.rescue:
+        raise UserError("--audit-file is the audit trail of --rescue (the leases it requeues); "
+                        "add --rescue or drop --audit-file")
     settings = settings_from_args(args)
     dsn, spec = open_writable_queue(args)
+    warn_password_in_dsn(args)
     duration = args.duration if args.duration is not None or args.jobs else DEFAULT_DURATION_S
     tty = sys.stderr.isatty()
     audit = rescue_audit(dsn, spec, args.audit_file) if args.rescue else None
     if not args.jobs and not args.rate:  # a first run on the empty demo queue shows only 0s
         print("queuetop load: note: no --jobs and no --rate, so the workers only claim jobs "
               "already in the queue", file=sys.stderr)
+    before = count_finished(dsn, spec)
     gen = LoadGenerator(dsn, spec, settings, rescue=audit)
     _stop_on_sigterm()
     gen.start()
@@ -220,8 +244,9 @@ def run_load(args: argparse.Namespace) -> int:
     snap = gen.stats()
     if snap.errors and not snap.totals["claimed"]:
         raise UserError(snap.errors[0])
-    doc = summary(snap, settings.strategy, settings.workers)
+    doc = {**summary(snap, settings.strategy, settings.workers),
+           **table_change(before, count_finished(dsn, spec))}
     print(json.dumps(doc) if args.json else summary_text(doc))
     for error in snap.errors:
-        print(f"queuetop: warning: {error}", file=sys.stderr)
+        print(f"queuetop: warning: {redact.scrub(error)}", file=sys.stderr)
     return 1 if snap.double_claims else 0

@@ -15,6 +15,7 @@ from dashboard.cli.common import (
     open_queue,
     queue_options,
     recovery_options,
+    warn_password_in_dsn,
 )
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.strategies import STRATEGIES
@@ -54,14 +55,15 @@ DEMO_CRASH_RATE = 0.001
 def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
+    app = QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                      audit_file=args.audit_file, loadgen=loadgen)
     try:  # the app starts the load generator on its own (main) thread once it is mounted
-        QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                    audit_file=args.audit_file, loadgen=loadgen).run()
-    finally:  # q, Ctrl-C, or a crash of the app: no worker outlives the dashboard
+        app.run()
+    finally:  # q, Ctrl-C, SIGTERM, or a crash of the app: no worker outlives the dashboard
         if loadgen is not None:
             loadgen.stop()
             loadgen.wait(30)
-    return 0
+    return app.return_code or 0  # 143 after SIGTERM, 129 after SIGHUP
 
 
 def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
@@ -77,27 +79,27 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
     return LoadGenerator(dsn, spec, settings)
 
 
+def check_audit_file(args: argparse.Namespace) -> None:
+    """A bad --audit-file fails now, in one line, not at the first action in the dashboard."""
+    if args.audit_file:
+        from dashboard.actions import FileAudit
+
+        FileAudit(args.audit_file)
+
+
 def run_watch(args: argparse.Namespace) -> int:
+    check_audit_file(args)
     target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
     conn.close()
+    warn_password_in_dsn(args)
     return _run_app(target, spec, args)
 
 
-def ensure_demo(dsn: str) -> None:
-    """Create the demo schema unless the demo queue and its dead-letter table exist."""
-    spec = config.load_preset(config.DEFAULT_PRESET)
-    dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
-    with db.connect_monitor(dsn) as conn:
-        present = config.resolve_table(conn, spec.table) is not None and (
-            dead is None or config.resolve_table(conn, dead) is not None)
-    if not present:
-        with db.connect_admin(dsn) as conn:
-            schema.init_demo(conn)
-
-
 def run_demo(args: argparse.Namespace) -> int:
+    check_audit_file(args)
     target = db.resolve_target(args.dsn)
-    ensure_demo(target.dsn)
+    schema.ensure_demo(target.dsn)
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
+    warn_password_in_dsn(args)
     return _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))

@@ -312,8 +312,9 @@ def run_worker(k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSetti
                events: Any, control: Connection, parent_pid: int) -> None:
     """The target of each worker process."""
     faults.die_with_parent(parent_pid)
-    # Ctrl-C in a terminal reaches the whole process group: the parent decides when we stop
+    # Ctrl-C and a hang-up reach the whole process group: the parent decides when we stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
     except psycopg.Error as exc:  # not a lost connection: the statements themselves fail

@@ -22,7 +22,7 @@ import psycopg
 from psycopg import errors
 
 import queries
-from dashboard import db
+from dashboard import advisory, db
 from dashboard.config import state_warnings
 from dashboard.errors import UserError
 from dashboard.models import (
@@ -39,6 +39,7 @@ from dashboard.monitor.budget import LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
 from dashboard.queue_sql import queue_parts, statement
+from dashboard.visibility import partial_sections
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
 SESSION_SECTIONS = ("locks", "waits", "idle")
@@ -94,6 +95,7 @@ class Monitor:
         self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
+        self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
         elapsed = time.perf_counter() - started
         now = time.monotonic()
         self.meter.add(elapsed, now)
@@ -128,6 +130,8 @@ class Monitor:
         of those rows only; skipped while the table is locked by someone else)."""
         spec = self.spec
         locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
+        if table_readable:  # a library's advisory locks name the jobs they stand for
+            locks = advisory.name_jobs(conn, spec, self.parts, locks)
         tids = {_tid(lk) for lk in locks if lk.is_row_lock and lk.on_queue_table
                 and lk.page is not None}
         if not tids or not table_readable:
@@ -155,7 +159,7 @@ class Monitor:
         read = finished.FinishedRead()
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
-            read.values = ("exact", finished.count_history(conn, spec)) \
+            read.values = ("exact", finished.count_history(conn, spec, self.parts)) \
                 if exact or finished.table_rows(stats) < limit else ("stats", stats)
         elif self.plan is not None and self.plan.mode == "index":
             column = spec.columns.real("status") or ""

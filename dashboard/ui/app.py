@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -30,6 +30,7 @@ from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
+from dashboard.ui.signals import exit_on_signals
 from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
@@ -135,6 +136,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
         self._retry_at: float | None = None  # when a failed poll is retried (poller)
         self._countdown: Timer | None = None
+        self._restore_signals: Callable[[], None] = lambda: None
 
     # --- layout ---------------------------------------------------------------------------
 
@@ -158,6 +160,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._restore_signals = exit_on_signals(self)  # SIGTERM, SIGHUP: as `q`
         self._fit_layout(self.size.width, self.size.height)
         for snap in self._initial:
             self.apply_snapshot(snap)
@@ -178,6 +181,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         gc.freeze()
 
     def on_unmount(self) -> None:
+        self._restore_signals()
         gc.unfreeze()  # what the app built may be collected again once it is gone
         self.stop_loadgen()
         if not self._in_flight:  # an in-flight poll ends within its statement timeout

@@ -11,7 +11,7 @@ from textual import work
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from dashboard import db
+from dashboard import db, redact
 from dashboard.errors import UserError
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
@@ -20,10 +20,12 @@ MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
 
 
 def _one_line_error(exc: BaseException) -> str:
+    if isinstance(exc, db.ConnectionFailed):
+        return exc.reason  # the driver's reason, without the command-line advice
     if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
-        exc = exc.__cause__  # the driver's reason, without the command-line advice
+        exc = exc.__cause__
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return redact.scrub(text.splitlines()[0]) if text else type(exc).__name__
 
 
 def link_of(snap, interval: float) -> LinkState:
@@ -61,11 +63,7 @@ class PollingMixin:
             if self._new_timeouts:
                 self._new_timeouts = False
                 self._drop_connection()
-            if self._conn is None or self._conn.closed:
-                timeout_ms = db.monitor_timeout_ms(self.interval)
-                self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
-            self.monitor.interval = self.interval
-            snap = self.monitor.poll(self._conn)
+            snap = self._collect_reconnecting()
         except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
             self.post_message(PollFailed(_one_line_error(exc), "timed out"))
             return
@@ -81,6 +79,27 @@ class PollingMixin:
             self.post_message(PollFailed(_one_line_error(exc), "error"))
             return
         self.post_message(SnapshotReady(snap))
+
+    def _collect(self):  # -> Snapshot, on the connection opened (again) if needed
+        if self._conn is None or self._conn.closed:
+            timeout_ms = db.monitor_timeout_ms(self.interval)
+            self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
+        self.monitor.interval = self.interval
+        return self.monitor.poll(self._conn)
+
+    def _collect_reconnecting(self):
+        """A connection that was fine and is lost now (a terminated backend, a restart, a
+        network blip) is opened again at once, not after a backoff: the server is most
+        likely there. Only if that fails too does the poll fail (and back off)."""
+        had = self._conn is not None and not self._conn.closed
+        try:
+            return self._collect()
+        except (psycopg.OperationalError, OSError):
+            lost = self._conn is not None and (self._conn.broken or self._conn.closed)
+            if not (had and lost):  # a timeout on a live connection, or no server at all
+                raise
+        self._drop_connection()
+        return self._collect()
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
@@ -122,6 +141,8 @@ class PollingMixin:
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         self._in_flight = False
+        if not self.is_running:  # a poll that ends while the app shuts down: widgets are gone
+            return
         self.failures = 0
         self._stop_countdown()
         snap = message.snapshot
@@ -133,6 +154,8 @@ class PollingMixin:
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self._in_flight = False
+        if not self.is_running:
+            return
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
         self.link = LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason)

@@ -1,5 +1,5 @@
--- purpose: one state value's rows, read through the partial or state index on that value (one branch per value, so each index can serve its own): how many per group and row-lock holder, how many are due later, the oldest due one's age, how many are stale; the value is cast to the state column's own type (an enum, say) so that its index serves it
-SELECT {value}::text AS status,
+-- purpose: one state value's rows, read through the partial or state index on that value (one branch per value, so each index can serve its own): how many per group and row-lock holder, how many are due later, the oldest due one's age, how many are stale
+SELECT {state}::text AS status,
        {group}::text AS grp,
        CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END AS holder_xid,
        count(*)::bigint AS n,
@@ -10,5 +10,5 @@ SELECT {value}::text AS status,
                FILTER (WHERE NOT coalesce({scheduled_at} > now(), false)))::float8 AS oldest_s,
        {stale_count}::bigint AS stale
 FROM {table} AS t
-WHERE {state} = {value}::{status_type}
-GROUP BY 2, 3
+WHERE {state} = {value}
+GROUP BY 1, 2, 3

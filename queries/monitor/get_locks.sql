@@ -17,7 +17,9 @@ SELECT l.pid,
        a.state,
        coalesce(a.query, '') AS query,
        l.page,
-       l.tuple::int AS tuple_index
+       l.tuple::int AS tuple_index,
+       CASE WHEN l.locktype = 'advisory' AND l.objsubid = 1
+            THEN (l.classid::bigint << 32) | l.objid::bigint END AS advisory_key
 FROM pg_locks AS l
 LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid
 WHERE l.pid IS DISTINCT FROM pg_backend_pid()

@@ -8,7 +8,8 @@ SELECT t.{id} AS id,
        {lease_until} AS lease_until,
        extract(epoch FROM now() - {expires_at})::float8 AS overdue_s,
        {worker_alive} AS worker_alive,
-       {group}::text AS "group"
+       {group}::text AS "group",
+       {lease_token}::text AS lease_token_text
 FROM {table} AS t
 WHERE ({rows}) AND {is_stale}
 ORDER BY {expires_at}, t.{id}

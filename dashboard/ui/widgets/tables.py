@@ -64,7 +64,7 @@ class LocksTable(KeyedTable):
         queue_pids = {lk.pid for lk in snap.locks if lk.on_queue_table}
         for lk in snap.locks:
             if lk.pid in queue_pids or not self.queue_only:
-                key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted)
+                key = (lk.pid, lk.locktype, lk.mode, lk.relation or lk.job_id, lk.granted)
                 self._counts[key] += 1
                 groups.setdefault(key, lk)
         # waiting locks first, then by pid
@@ -76,7 +76,8 @@ class LocksTable(KeyedTable):
         mode = lk.mode.removesuffix("Lock")
         # a lock on no relation (a transaction id, an advisory lock) says what it is on
         return (lk.pid, "yes" if lk.granted else "WAIT", mode, lk.locktype,
-                lk.relation or f"({lk.locktype})", lk.application_name, self._counts[key],
+                lk.relation or (f"job {lk.job_id}" if lk.job_id else f"({lk.locktype})"),
+                lk.application_name, self._counts[key],
                 "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
 
