@@ -28,8 +28,10 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "advisory_lock",
 )
 # Expressions an adapter's SQL may supply that no column of a user's table can: why the
-# library forbids requeueing or dead-lettering a job (NULL when it allows it).
-DERIVED_ONLY: tuple[str, ...] = ("requeue_refusal", "dead_letter_refusal")
+# library forbids requeueing or dead-lettering a job (NULL when it allows it); whether the
+# job's worker lives (true, false, NULL: unknown) where the library's own liveness signal
+# fits none of the spec's (pg-boss's per-job heartbeat_seconds, which many jobs lack).
+DERIVED_ONLY: tuple[str, ...] = ("requeue_refusal", "dead_letter_refusal", "worker_alive")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Columns:
     advisory_lock: Column = None
     requeue_refusal: Derived | None = None
     dead_letter_refusal: Derived | None = None
+    worker_alive: Derived | None = None  # replaces what the liveness would say
 
     def real(self, key: str) -> str | None:
         """The column name behind `key`, or None when it is absent or derived."""

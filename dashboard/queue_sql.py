@@ -35,6 +35,7 @@ ABSENT = {
     "advisory_lock": "NULL::bigint",
     "requeue_refusal": "NULL::text",
     "dead_letter_refusal": "NULL::text",
+    "worker_alive": "NULL::boolean",
 }
 NAIVE_TIMESTAMP = "timestamp without time zone"
 
@@ -108,6 +109,12 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
                             "SELECT 1 FROM pg_stat_activity AS a "
                             "WHERE {match} = ({worker})::text) END").format(worker=worker,
                                                                             match=match)
+    if spec.columns.worker_alive:
+        # the adapter's own liveness; a job whose worker is known dead has run out, as one
+        # whose worker left the workers table has
+        alive = cols["worker_alive"]
+        live_expiry = sql.SQL("CASE WHEN {} = false THEN coalesce({}, now()) END").format(
+            alive, cols["started_at"])
     live_expiry, alive = advisory.liveness(spec, cols, live_expiry, alive)
     stale_after = sql.SQL("{} + {}").format(cols["started_at"],
                                             _interval(spec.policy.stale_after_s))
@@ -121,7 +128,9 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
     cols = spec.columns
     base: dict[str, Any] = {"table": sql.Identifier(*spec.table.parts()),
-                            "id": sql.Identifier(cols.id)}
+                            "id": sql.Identifier(cols.id),
+                            # for adapters' SQL reading the library's other tables
+                            "schema": sql.Identifier(spec.table.schema or "public")}
     base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if isinstance(cols.status, Derived):
         state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)

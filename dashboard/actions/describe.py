@@ -28,10 +28,12 @@ def guarded_columns(spec: QueueSpec) -> list[str]:
 def expiry_rule(spec: QueueSpec) -> str:
     """How a running job's lease counts as expired, or that it cannot."""
     cols = spec.columns
+    # an adapter's own liveness expression also expires the job of a worker it knows dead
+    dead = f" or its worker is known dead ({cols.worker_alive})" if cols.worker_alive else ""
     if cols.lease_until:
-        return f"its lease has run out ({cols.lease_until})"
+        return f"its lease has run out ({cols.lease_until}){dead}"
     if cols.started_at:
-        return f"it started over {spec.policy.stale_after_s:g}s ago ({cols.started_at})"
+        return f"it started over {spec.policy.stale_after_s:g}s ago ({cols.started_at}){dead}"
     return "never: the spec has no lease_until or started_at column, so only force requeues it"
 
 

@@ -9,6 +9,7 @@ from psycopg import errors
 from psycopg.rows import dict_row
 
 import queries
+from dashboard.config.row_security import check_rows_visible
 from dashboard.errors import UserError
 from dashboard.models import Columns, Derived, QueueSpec, TableName
 
@@ -90,6 +91,7 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
     Raises UserError naming what is missing and listing what exists.
     """
     table, oid = _existing(conn, spec.table, "table")
+    check_rows_visible(conn, table, oid)
     types = _column_types(conn, oid)
     if spec.source == "flags":
         spec = detect_columns(spec, types)
