@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 
 import queries
 from dashboard.models import GroupStats, QueueSpec, RowLockHolder
-from dashboard.monitor.plan import CountPlan, branch
+from dashboard.monitor.plan import CountPlan, branch, holder_part
 from dashboard.queue_sql import statement
 
 ROW_LIMIT = 1000
@@ -107,11 +107,12 @@ def count_through_indexes(conn: psycopg.Connection, spec: QueueSpec,
                           xacts: dict[str, XactHolder]) -> QueueCounts:
     """Index mode: one statement, a UNION ALL of one branch per exactly counted value."""
     values = plan.exact_values
-    params: dict[str, object] = {"xids": list(xacts)}
+    params: dict[str, object] = {"xids": list(xacts), "limit": ROW_LIMIT}
     branches = []
     for i, value in enumerate(values):
         params[f"v{i}"] = value.value
-        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}")))
+        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}"),
+                               holder_part(xacts)))
     stmt = sql.SQL("\nUNION ALL\n").join(branches)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, params).fetchall()
@@ -127,9 +128,11 @@ def count_in_one_pass(conn: psycopg.Connection, spec: QueueSpec,
     """Scan mode: every value, the oldest due age and the stale ids from one read."""
     running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
     is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
-    stmt = statement(spec, "monitor/count_all_in_one_pass", **{**parts, "is_stale": is_stale})
+    stmt = statement(spec, "monitor/count_all_in_one_pass", **{
+        **parts, "is_stale": is_stale, "holder_xid": holder_part(xacts)})
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, {"xids": list(xacts), "limit": ROW_LIMIT,
+                                  "ready": list(spec.values("ready")),
                                   "running": list(spec.values("running"))}).fetchall()
     counts = _fold(spec, rows, xacts)
     counts.counted = set(spec.values_of(tuple(spec.states))) | set(counts.by_status)

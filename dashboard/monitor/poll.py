@@ -124,7 +124,8 @@ class Monitor:
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
         elif force or (self.plan.mode == "index" and self._due("stale", now)):
-            ids = source.stale_ids if self.plan.mode == "scan" else None
+            # the count found them: read those rows through the primary key
+            ids = source.stale_ids
             self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
                        table=True)
 
