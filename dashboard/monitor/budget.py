@@ -16,7 +16,8 @@ from typing import Any
 
 from dashboard.models import SectionState
 
-SHARE = 0.04  # of wall time, per section: all of them together stay near 5 %
+SHARE = 0.03  # of wall time, per section; only a section reading a whole table gets near it
+BUDGET = 0.05  # of wall time, all sections together, over the last LOAD_WINDOW_S
 LOAD_WINDOW_S = 60.0
 MAX_EVERY_S = 300.0
 
@@ -73,6 +74,18 @@ class LoadMeter:
         self.spent.append((now, seconds))
         while self.spent and self.spent[0][0] < now - self.window_s:
             self.spent.popleft()
+
+    def spent_s(self, now: float) -> float:
+        return sum(s for end, s in self.spent if end >= now - self.window_s)
+
+    def room_for(self, cost_s: float, now: float) -> bool:
+        """Whether a costly read fits the budget of the last window with what the polls
+        spent in it (so the load the header shows stays under BUDGET, not just its
+        average). A read that alone exceeds the budget goes once the window holds little
+        else: its own pace (cost / SHARE) spaces it out."""
+        spent = self.spent_s(now)
+        window = self.window_s
+        return spent + cost_s <= BUDGET * window or spent <= (BUDGET - SHARE) * window
 
     def load(self, now: float) -> float | None:
         elapsed = min(now - self.started, self.window_s)

@@ -146,7 +146,11 @@ class Monitor:
     # --- running a section ---------------------------------------------------------------
 
     def _due(self, name: str, now: float) -> bool:
-        return self.sections[name].due(now, self.interval)
+        section = self.sections[name]
+        if not section.due(now, self.interval):
+            return False
+        # a costly read (one its cost paces) also waits for room in the last minute's budget
+        return section.every_s <= self.interval or self.meter.room_for(section.cost_s, now)
 
     def _timeout_for(self, name: str) -> int:
         base = db.monitor_timeout_ms(self.interval)
