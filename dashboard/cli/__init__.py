@@ -14,6 +14,7 @@ from dashboard.cli import (
     action_commands,
     check_command,
     db_commands,
+    doctor_command,
     export_command,
     load_command,
     presets_command,
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     check_command,
     serve_command,
     presets_command,
+    doctor_command,
 )
 
 
