@@ -45,13 +45,15 @@ class TableBlocked(Exception):
 class Monitor:
     """The monitor of one queue: section clocks, the count plan, and the last data."""
 
-    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False):
+    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
         self.spec = spec
         self.interval = interval
         self.parts = queue_parts(spec)
         self.sections = {n: Section(n) for n in TABLE_SECTIONS + SESSION_SECTIONS}
         self.plan: CountPlan | None = None
-        self.meter = LoadMeter()
+        self.clock = clock  # the sections' clocks (a test steps it; costs are measured)
+        self.meter = LoadMeter(started=clock())
         self._exact = exact
         # per connection: its server, and the statement_timeout last set on it
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
@@ -78,7 +80,7 @@ class Monitor:
             blocked = str(exc)
             main = self.sections["scan" if self.plan and self.plan.mode == "scan" else "counts"]
             if main.error != blocked:  # the plan itself could not be made
-                main.failed(blocked, 0.0, time.monotonic(), self.interval, back_off=False)
+                main.failed(blocked, 0.0, self.clock(), self.interval, back_off=False)
         except errors.InsufficientPrivilege as exc:
             raise UserError(
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
@@ -88,12 +90,12 @@ class Monitor:
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
         elapsed = time.perf_counter() - started
-        now = time.monotonic()
+        now = self.clock()
         self.meter.add(elapsed, now)
         return self._snapshot(server, elapsed, blocked, now)
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if any(s.error and "locked by" in s.error for s in self.sections.values()):
             table = self.spec.table  # still locked? say so without waiting lock_timeout
             who = sessions.table_blockers(conn, table.schema, table.name, held_only=True)
@@ -183,19 +185,19 @@ class Monitor:
         try:
             data = self._guarded(conn, fn) if table else fn()
         except TableBlocked as exc:
-            section.failed(str(exc), 0.0, time.monotonic(), self.interval, back_off=False)
+            section.failed(str(exc), 0.0, self.clock(), self.interval, back_off=False)
             raise
         except errors.QueryCanceled:
             cost = time.perf_counter() - t0
             section.failed(f"timed out (statement_timeout {self._timeout_for(name)} ms)", cost,
-                           time.monotonic(), self.interval)
+                           self.clock(), self.interval)
             return
         except errors.InsufficientPrivilege as exc:
             if not optional:
                 raise
             self._notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
             data = ()
-        section.succeeded(data, time.perf_counter() - t0, time.monotonic(), self.interval)
+        section.succeeded(data, time.perf_counter() - t0, self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
         if self._server is None or self._server[0] is not conn:
