@@ -244,20 +244,21 @@ def test_costly_section_is_read_less_often_and_carries_its_age(dsn, connect):
 
 def test_budget_room_and_pacing():
     """The pacing rules alone, on a stepped clock."""
-    from dashboard.monitor.budget import BUDGET, LoadMeter, Section
+    from dashboard.monitor.budget import BUDGET, HEADROOM, LoadMeter, Section
 
     section = Section("scan")
     section.succeeded("data", cost_s=0.6, now=0.0, interval=1.0)
     assert section.every_s == pytest.approx(0.6 / SHARE)
     assert not section.due(10.0, 1.0) and section.due(0.6 / SHARE, 1.0)
     meter = LoadMeter(started=0.0)
-    meter.add(1.2, now=0.0)
-    meter.add(1.2, now=20.0)
-    # a third 1.2 s read within the minute would take it over BUDGET x 60 s: it waits
-    assert 3 * 1.2 > BUDGET * 60
-    assert not meter.room_for(1.2, now=30.0)
-    assert meter.room_for(1.2, now=61.0)  # the first read left the window
+    meter.add(1.0, now=0.0)
+    meter.add(1.0, now=20.0)
+    # a third 1 s read within the minute, planned at HEADROOM x its cost, would take the
+    # last minute over BUDGET x 60 s: it waits
+    assert 2.0 + HEADROOM * 1.0 > BUDGET * 60
+    assert not meter.room_for(1.0, now=30.0)
+    assert meter.room_for(1.0, now=61.0)  # the first read left the window
     assert meter.room_for(0.001, now=30.0)  # a cheap read always fits
     assert not meter.room_for(5.0, now=30.0)
     assert meter.room_for(5.0, now=81.0)  # alone over budget: once the window is quiet
-    assert meter.load(now=30.0) == pytest.approx(2.4 / 30)
+    assert meter.load(now=30.0) == pytest.approx(2.0 / 30)

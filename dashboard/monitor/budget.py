@@ -19,6 +19,7 @@ from dashboard.models import SectionState
 SHARE = 0.03  # of wall time, per section; only a section reading a whole table gets near it
 BUDGET = 0.05  # of wall time, all sections together, over the last LOAD_WINDOW_S
 LOAD_WINDOW_S = 60.0
+HEADROOM = 1.5  # a costly read is planned at 1.5 x its last cost: the next one may cost more
 MAX_EVERY_S = 300.0
 
 
@@ -81,11 +82,13 @@ class LoadMeter:
     def room_for(self, cost_s: float, now: float) -> bool:
         """Whether a costly read fits the budget of the last window with what the polls
         spent in it (so the load the header shows stays under BUDGET, not just its
-        average). A read that alone exceeds the budget goes once the window holds little
-        else: its own pace (cost / SHARE) spaces it out."""
+        average), planning for the read to cost HEADROOM times what it did last. A read
+        that alone exceeds the budget goes once the window holds little else: its own pace
+        (cost / SHARE) spaces it out."""
         spent = self.spent_s(now)
         window = self.window_s
-        return spent + cost_s <= BUDGET * window or spent <= (BUDGET - SHARE) * window
+        return (spent + HEADROOM * cost_s <= BUDGET * window
+                or spent <= (BUDGET - SHARE) * window)
 
     def load(self, now: float) -> float | None:
         elapsed = min(now - self.started, self.window_s)
