@@ -137,11 +137,13 @@ class Monitor:
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
             if exact or finished.table_rows(stats) < spec.policy.exact_count_limit:
+                self._set_timeout(conn, self._timeout_for("finished", full_read=True))
                 return "exact", finished.count_history(conn, spec)
             return "stats", stats
         column = spec.columns.real("status") or ""
         stats = finished.read_statistics(conn, spec.table, column)
         if exact or finished.table_rows(stats) < spec.policy.exact_count_limit:
+            self._set_timeout(conn, self._timeout_for("finished", full_read=True))
             return "exact", finished.count_exactly(conn, spec, self.parts)
         return "stats", stats
 
@@ -154,12 +156,17 @@ class Monitor:
         # a costly read (one its cost paces) also waits for room in the last minute's budget
         return section.every_s <= self.interval or self.meter.room_for(section.cost_s, now)
 
-    def _timeout_for(self, name: str) -> int:
+    def _timeout_for(self, name: str, *, full_read: bool = False) -> int:
+        """The interval's timeout, longer for a read of a whole table (the one pass, an
+        exact count of the finished states): the statistics read before an exact count
+        needs no more, and a poll then sets the timeout once, not three times."""
         base = db.monitor_timeout_ms(self.interval)
-        if name not in ("scan", "finished"):
+        if name != "scan" and not full_read:
             return base
         section = self.sections[name]
-        if section.read_at is None:
+        # its cost so far measured a whole read only if the last one was (not the statistics)
+        measured = name == "scan" or (section.data is not None and section.data[0] == "exact")
+        if section.read_at is None or not measured:
             return max(base, FIRST_SCAN_TIMEOUT_MS)
         return max(base, min(MAX_SCAN_TIMEOUT_MS, int(section.cost_s * 3000)))
 
@@ -189,7 +196,8 @@ class Monitor:
             raise
         except errors.QueryCanceled:
             cost = time.perf_counter() - t0
-            section.failed(f"timed out (statement_timeout {self._timeout_for(name)} ms)", cost,
+            ms = self._timeout[1] if self._timeout else self._timeout_for(name)
+            section.failed(f"timed out (statement_timeout {ms} ms)", cost,
                            self.clock(), self.interval)
             return
         except errors.InsufficientPrivilege as exc:
