@@ -126,8 +126,9 @@ class Monitor:
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
         elif force or (self.plan.mode == "index" and self._due("stale", now)):
-            # the count found them: read those rows through the primary key
-            ids = source.stale_ids
+            # the count found them: read those rows through the primary key (a count that
+            # names none, an adapter's own statement, leaves the running rows to filter)
+            ids = source.stale_ids or None
             self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
                        table=True)
 
