@@ -16,7 +16,7 @@ from typing import Any
 
 from dashboard.models import SectionState
 
-SHARE = 0.03  # of wall time, per section; only a section reading a whole table gets near it
+SHARE = 0.02  # of wall time, per section; only a section reading a whole table gets near it
 BUDGET = 0.05  # of wall time, all sections together, over the last LOAD_WINDOW_S
 LOAD_WINDOW_S = 60.0
 HEADROOM = 1.5  # a costly read is planned at 1.5 x its last cost: the next one may cost more
