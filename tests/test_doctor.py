@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import psycopg
 import pytest
@@ -168,7 +169,7 @@ def test_few_hot_updates_on_full_pages_suggest_a_fillfactor(dsn, connect):
     assert examine(dsn).findings == ()
 
 
-def test_old_snapshot_holds_the_xmin_horizon(dsn, connect):
+def test_old_snapshot_holds_the_xmin_horizon(dsn, connect, capsys):
     setup = connect(autocommit=True)
     demo_table(setup)
     healthy_database(setup)
@@ -182,6 +183,9 @@ def test_old_snapshot_holds_the_xmin_horizon(dsn, connect):
     assert f"pg_terminate_backend({pid})" in report.findings[0].fix
     # a transaction younger than the limit is not reported
     assert examine(dsn, doctor.Limits(horizon_age_s=3600)).findings == ()
+    assert main(["doctor", "--dsn", dsn, "--horizon-age", "0", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["findings"][0]["check"] == "xmin_horizon"
+    assert main(["doctor", "--dsn", dsn, "--horizon-age", "1h"]) == 0
     reader.commit()
     assert examine(dsn, doctor.Limits(horizon_age_s=0)).findings == ()
 
@@ -206,3 +210,17 @@ def test_doctor_errors_exit_2(dsn, connect, capsys, argv):
     assert main(["doctor", "--dsn", dsn, *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("queuetop: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_an_index_walked_whole_does_not_count_as_serving(dsn, connect):
+    setup = connect(autocommit=True)
+    demo_table(setup, rows=2000, indexes=False)
+    healthy_database(setup)
+    # an index on the group column gives the counts' GROUP BY its order, read end to end
+    setup.execute("CREATE INDEX jobs_queue_idx ON queuetop_demo.jobs (queue)")
+    with db.connect_monitor(dsn, 5000, idle_timeout=False) as conn:
+        spec = config.validate(conn, config.load_preset("demo"))
+        spec = replace(spec, columns=replace(spec.columns, group="queue"))
+        report = doctor.examine(conn, spec)
+    assert checks(report) == ["index", "index"]
+    assert '("created_at", "id") INCLUDE ("queue")' in report.findings[0].fix
