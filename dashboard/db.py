@@ -198,13 +198,23 @@ def monitor_timeout_ms(interval_s: float) -> int:
     return max(200, int(interval_s * 1000 * 0.8))
 
 
-def connect_monitor(dsn: str, timeout_ms: int = 2000) -> psycopg.Connection:
-    """Autocommit, read-only, named `queuetop`, with statement and lock timeouts."""
+def connect_monitor(dsn: str, timeout_ms: int = 2000, *,
+                    idle_timeout: bool = True) -> psycopg.Connection:
+    """Autocommit, read-only, named `queuetop`, with statement and lock timeouts.
+
+    No parallel workers: a parallel plan would take several cores from the queue's
+    workers at once, and the monitor's own clock (its cost budget) would see one
+    process's time where the server spent three; starting them also costs more than
+    the monitor's index reads take. `idle_timeout=False` leaves the server's
+    idle_in_transaction_session_timeout as the database and role set it (doctor reads it).
+    """
     lock_ms = max(100, timeout_ms // 2)
     options = (
         f"-c statement_timeout={int(timeout_ms)} -c lock_timeout={lock_ms} "
-        "-c default_transaction_read_only=on -c idle_in_transaction_session_timeout=60000"
+        "-c default_transaction_read_only=on -c max_parallel_workers_per_gather=0"
     )
+    if idle_timeout:
+        options += " -c idle_in_transaction_session_timeout=60000"
     return _connect(dsn, autocommit=True, options=options, app=APP_NAME)
 
 

@@ -51,6 +51,7 @@ BAD: dict[str, list[str]] = {
     "--max-waiting": ["-1", "x"],
     "--max-idle-tx": ["-1 minutes", "soon", ""],
     "--max-oldest-ready": ["-1", "soon"],
+    "--horizon-age": ["-1", "soon", ""],
 
     "ids": ["abc", "99999999999999999999"],  # the demo queue's ids are bigint
     "pid": ["0", "x", "-5"],

@@ -165,7 +165,9 @@ def test_prometheus_scrapes_export_and_matches_snapshot_json(
         staged.stager.execute("UPDATE queuetop_demo.jobs SET status = 'done' WHERE id IN "
                               "(SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' "
                               "AND id <> %s ORDER BY id LIMIT 2)", (staged.locked_id,))
-        wait_until(lambda: prom.query('queuetop_jobs{job="queuetop",role="done"} == 6'),
+        # (each section of a poll is read as often as its cost allows: wait for both)
+        wait_until(lambda: prom.query('queuetop_jobs{job="queuetop",role="done"} == 6')
+                   and prom.query('queuetop_jobs{job="queuetop",role="ready"} == 4'),
                    timeout=30, interval=0.5)
         doc = snapshot_json(dsn, tmp_path / "cli")
         assert doc["counts"]["ready"] == 4 and doc["counts"]["done"] == 6

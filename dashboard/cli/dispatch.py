@@ -13,6 +13,7 @@ from dashboard.cli import (
     audit_command,
     check_command,
     db_commands,
+    doctor_command,
     export_command,
     load_command,
     presets_command,
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     check_command,
     serve_command,
     presets_command,
+    doctor_command,
 )
 
 

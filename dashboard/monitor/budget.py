@@ -16,9 +16,21 @@ from typing import Any
 
 from dashboard.models import SectionState
 
-SHARE = 0.04  # of wall time, per section: all of them together stay near 5 %
+SHARE = 0.02  # of wall time, per section; only a section reading a whole table gets near it
+BUDGET = 0.05  # of wall time, all sections together, over the last LOAD_WINDOW_S
 LOAD_WINDOW_S = 60.0
+HEADROOM = 1.5  # a costly read is planned at 1.5 x its last cost: the next one may cost more
 MAX_EVERY_S = 300.0
+# A read faster than this is never paced: on a busy client its wall time is mostly the
+# client's own, and the counts of one poll had better be of one moment.
+PACE_FLOOR_S = 0.02
+
+
+def period(cost_s: float, interval: float) -> float:
+    """How often a section costing `cost_s` may be read."""
+    if cost_s < PACE_FLOOR_S:
+        return interval
+    return min(max(interval, cost_s / SHARE), MAX_EVERY_S)
 
 
 @dataclass
@@ -42,7 +54,7 @@ class Section:
     def succeeded(self, data: Any, cost_s: float, now: float, interval: float) -> None:
         self.data, self.cost_s, self.read_at, self.tried_at = data, cost_s, now, now
         self.error, self.failures = None, 0
-        self.every_s = min(max(interval, cost_s / SHARE), MAX_EVERY_S)
+        self.every_s = period(cost_s, interval)
 
     def failed(self, error: str, cost_s: float, now: float, interval: float, *,
                back_off: bool = True) -> None:
@@ -53,7 +65,7 @@ class Section:
         self.failures += 1
         self.cost_s = max(self.cost_s, cost_s)
         factor = 2 ** min(self.failures, 5) if back_off else 1
-        self.every_s = min(max(interval, cost_s / SHARE) * factor, MAX_EVERY_S)
+        self.every_s = min(period(cost_s, interval) * factor, MAX_EVERY_S)
 
     def state(self, now: float) -> SectionState:
         age = None if self.read_at is None else max(now - self.read_at, 0.0)
@@ -73,6 +85,20 @@ class LoadMeter:
         self.spent.append((now, seconds))
         while self.spent and self.spent[0][0] < now - self.window_s:
             self.spent.popleft()
+
+    def spent_s(self, now: float) -> float:
+        return sum(s for end, s in self.spent if end >= now - self.window_s)
+
+    def room_for(self, cost_s: float, now: float) -> bool:
+        """Whether a costly read fits the budget of the last window with what the polls
+        spent in it (so the load the header shows stays under BUDGET, not just its
+        average), planning for the read to cost HEADROOM times what it did last. A read
+        that alone exceeds the budget goes once the window holds little else: its own pace
+        (cost / SHARE) spaces it out."""
+        spent = self.spent_s(now)
+        window = self.window_s
+        return (spent + HEADROOM * cost_s <= BUDGET * window
+                or spent <= (BUDGET - SHARE) * window)
 
     def load(self, now: float) -> float | None:
         elapsed = min(now - self.started, self.window_s)

@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 
 import queries
 from dashboard.models import GroupStats, QueueSpec, RowLockHolder
-from dashboard.monitor.plan import CountPlan, branch
+from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
 from dashboard.queue_sql import statement
 
 ROW_LIMIT = 1000
@@ -105,22 +105,40 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
     return out
 
 
+def index_count(spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan,
+                xids: list[str]) -> tuple[sql.Composed, dict[str, object]]:
+    """Index mode's statement: a UNION ALL of one branch per exactly counted value."""
+    params: dict[str, object] = {"xids": xids, "limit": ROW_LIMIT}
+    branches = []
+    for i, value in enumerate(plan.exact_values):
+        params[f"v{i}"] = value.value
+        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids)))
+    return sql.SQL("\nUNION ALL\n").join(branches), params
+
+
+def one_pass_count(spec: QueueSpec, parts: dict[str, sql.Composable],
+                   xids: list[str]) -> tuple[sql.Composed, dict[str, object]]:
+    """Scan mode's statement: every value, the oldest due age and the stale ids."""
+    running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
+    is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
+    stmt = statement(spec, "monitor/count_all_in_one_pass", **{
+        **parts, "is_stale": is_stale, "holder_xid": holder_part(xids),
+        "held_ids": held_part(xids, parts)})
+    return stmt, {"xids": xids, "limit": ROW_LIMIT, "ready": list(spec.values("ready")),
+                  "running": list(spec.values("running"))}
+
+
 def count_through_indexes(conn: psycopg.Connection, spec: QueueSpec,
                           parts: dict[str, sql.Composable], plan: CountPlan,
                           xacts: dict[str, XactHolder]) -> QueueCounts:
-    """Index mode: one statement, a UNION ALL of one branch per exactly counted value."""
-    values = plan.exact_values
-    params: dict[str, object] = {"xids": list(xacts)}
-    branches = []
-    for i, value in enumerate(values):
-        params[f"v{i}"] = value.value
-        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}")))
-    stmt = sql.SQL("\nUNION ALL\n").join(branches)
+    """Index mode: each exactly counted value through its own index, in one statement."""
+    stmt, params = index_count(spec, parts, plan, list(xacts))
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, params).fetchall()
     counts = _fold(spec, rows, xacts)
-    for value in values:  # a value with no rows is an exact zero, not an unknown
+    for value in plan.exact_values:  # a value with no rows is an exact zero, not an unknown
         counts.by_status.setdefault(value.value, 0)
+    counts.counted = {value.value for value in plan.exact_values}  # not to be estimated
     return counts
 
 
@@ -128,12 +146,9 @@ def count_in_one_pass(conn: psycopg.Connection, spec: QueueSpec,
                       parts: dict[str, sql.Composable],
                       xacts: dict[str, XactHolder]) -> QueueCounts:
     """Scan mode: every value, the oldest due age and the stale ids from one read."""
-    running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
-    is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
-    stmt = statement(spec, "monitor/count_all_in_one_pass", **{**parts, "is_stale": is_stale})
+    stmt, params = one_pass_count(spec, parts, list(xacts))
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(stmt, {"xids": list(xacts), "limit": ROW_LIMIT,
-                                  "running": list(spec.values("running"))}).fetchall()
+        rows = cur.execute(stmt, params).fetchall()
     counts = _fold(spec, rows, xacts)
     counts.counted = set(spec.values_of(tuple(spec.states))) | set(counts.by_status)
     return counts

@@ -49,15 +49,43 @@ class CountPlan:
         return now - self.made_at > REPLAN_S
 
 
+# The open transaction that row-locked a row (its xmax is one of theirs). Where no other
+# session holds a transaction id, no row can be locked: the count then leaves xmax out,
+# and needs nothing from the table that an index cannot give it.
+HOLDER_XID = sql.SQL("CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END")
+NO_HOLDER = sql.SQL("NULL::text")
+# the first jobs each holder holds (who holds what), from the same rows
+HELD_IDS = sql.SQL("(array_agg(t.{id}::text ORDER BY t.{id}) "
+                   "FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]")
+NO_HELD = sql.SQL("NULL::text[]")
+
+
+def holder_part(xids: object) -> sql.Composable:
+    return HOLDER_XID if xids else NO_HOLDER
+
+
+def held_part(xids: object, parts: dict[str, sql.Composable]) -> sql.Composable:
+    return HELD_IDS.format(id=parts["id"]) if xids else NO_HELD
+
+
 def branch(spec: QueueSpec, parts: dict[str, sql.Composable], value: ValuePlan,
-           holder: sql.Composable) -> sql.Composed:
+           placeholder: sql.Composable, holder: sql.Composable = HOLDER_XID) -> sql.Composed:
     """The count of one value (count_value.sql), with its own parameter."""
     running = value.role == "running"
     ready = value.role == "ready"
+    # each branch reads only the columns its role needs, so that an index holding them
+    # can answer it alone (an index-only scan where the pages are all-visible)
+    stale_ids = sql.SQL(
+        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))"
+        "[1:%(limit)s]").format(id=parts["id"], expires=parts["expires_at"],
+                                stale=parts["is_stale"])
+    held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"])
     return statement(spec, "monitor/count_value", **{
-        **parts, "value": holder,
+        **parts, "value": placeholder, "holder_xid": holder, "held_ids": held,
         "stale_count": sql.SQL("count(*) FILTER (WHERE {})").format(parts["is_stale"])
         if running else sql.SQL("0"),
+        "stale_ids": stale_ids if running else sql.SQL("NULL::text[]"),
+        "scheduled_at": parts["scheduled_at"] if ready else sql.SQL("NULL::timestamptz"),
         "ready_since": parts["ready_since"] if ready else sql.SQL("NULL::timestamptz")})
 
 
@@ -67,11 +95,17 @@ def _walk(node: dict[str, Any]):
         yield from _walk(child)
 
 
-def explain_value(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
-                  value: str, role: str) -> ValuePlan:
+def explain_statement(spec: QueueSpec, parts: dict[str, sql.Composable], value: str,
+                      role: str) -> sql.Composed:
+    """EXPLAIN of one value's count; its parameters are {"v": value} | EXPLAIN_PARAMS."""
     stmt = branch(spec, parts, ValuePlan(value, role, False, 0), sql.Placeholder("v"))
-    plan = conn.execute(queries.get("monitor/explain", statement=stmt),
-                        {"v": value, "xids": []}).fetchone()[0][0]["Plan"]
+    return queries.get("monitor/explain", statement=stmt)
+
+
+EXPLAIN_PARAMS = {"xids": [], "limit": 1}
+
+
+def value_plan(spec: QueueSpec, value: str, role: str, plan: dict[str, Any]) -> ValuePlan:
     scans = [n for n in _walk(plan) if n.get("Relation Name") == spec.table.name]
     indexed = bool(scans) and all(n["Node Type"] != "Seq Scan" for n in scans)
     rows = max((float(n.get("Plan Rows", 0)) for n in scans), default=0.0)
@@ -80,10 +114,14 @@ def explain_value(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sq
 
 def plan_counts(conn: psycopg.Connection, spec: QueueSpec,
                 parts: dict[str, sql.Composable]) -> CountPlan:
-    """Ask the planner, value by value; a few EXPLAINs, no rows read."""
+    """Ask the planner, value by value: a few EXPLAINs sent together, no rows read."""
     roles = ACTIVE_ROLES + (() if spec.history else FINISHED_ROLES)
-    values = tuple(explain_value(conn, spec, parts, v, role)
-                   for role in roles for v in spec.values(role))
+    asked = [(v, role) for role in roles for v in spec.values(role)]
+    with conn.pipeline():  # one round trip for all of them
+        cursors = [conn.execute(explain_statement(spec, parts, v, role),
+                                {"v": v, **EXPLAIN_PARAMS}) for v, role in asked]
+    values = tuple(value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"])
+                   for (v, role), cur in zip(asked, cursors, strict=True))
     active = [v for v in values if v.role in ACTIVE_ROLES]
     mode = "index" if active and all(v.indexed for v in active) else "scan"
     return CountPlan(mode, values)

@@ -54,13 +54,15 @@ class TableBlocked(Exception):
 class Monitor:
     """The monitor of one queue: section clocks, the count plan, and the last data."""
 
-    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False):
+    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
         self.spec = spec
         self.interval = interval
         self.parts = queue_parts(spec)
         self.sections = {n: Section(n) for n in TABLE_SECTIONS + SESSION_SECTIONS}
         self.plan: CountPlan | None = None
-        self.meter = LoadMeter()
+        self.clock = clock  # the sections' clocks (a test steps it; costs are measured)
+        self.meter = LoadMeter(started=clock())
         self._exact = exact
         # per connection: its server, and the statement_timeout last set on it
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
@@ -87,7 +89,7 @@ class Monitor:
             blocked = str(exc)
             main = self.sections["scan" if self.plan and self.plan.mode == "scan" else "counts"]
             if main.error != blocked:  # the plan itself could not be made
-                main.failed(blocked, 0.0, time.monotonic(), self.interval, back_off=False)
+                main.failed(blocked, 0.0, self.clock(), self.interval, back_off=False)
         except errors.InsufficientPrivilege as exc:
             raise UserError(
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
@@ -97,12 +99,12 @@ class Monitor:
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
         self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
         elapsed = time.perf_counter() - started
-        now = time.monotonic()
+        now = self.clock()
         self.meter.add(elapsed, now)
         return self._snapshot(server, elapsed, blocked, now)
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if any(s.error and "locked by" in s.error for s in self.sections.values()):
             table = self.spec.table  # still locked? say so without waiting lock_timeout
             who = sessions.table_blockers(conn, table.schema, table.name, held_only=True)
@@ -148,7 +150,9 @@ class Monitor:
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
         elif force or (self.plan.mode == "index" and self._due("stale", now)):
-            ids = source.stale_ids if self.plan.mode == "scan" else None
+            # the count found them: read those rows through the primary key (a count that
+            # names none, an adapter's own statement, leaves the running rows to filter)
+            ids = source.stale_ids or None
             self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
                        table=True)
 
@@ -159,13 +163,19 @@ class Monitor:
         read = finished.FinishedRead()
         if spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
-            read.values = ("exact", finished.count_history(conn, spec, self.parts)) \
-                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+            if exact or finished.table_rows(stats) < limit:
+                self._set_timeout(conn, self._timeout_for("finished", full_read=True))
+                read.values = ("exact", finished.count_history(conn, spec, self.parts))
+            else:
+                read.values = ("stats", stats)
         elif self.plan is not None and self.plan.mode == "index":
             column = spec.columns.real("status") or ""
             stats = finished.read_statistics(conn, spec.table, column)
-            read.values = ("exact", finished.count_exactly(conn, spec, self.parts)) \
-                if exact or finished.table_rows(stats) < limit else ("stats", stats)
+            if exact or finished.table_rows(stats) < limit:
+                self._set_timeout(conn, self._timeout_for("finished", full_read=True))
+                read.values = ("exact", finished.count_exactly(conn, spec, self.parts))
+            else:
+                read.values = ("stats", stats)
         dead = spec.policy.dead_letter
         if dead and dead.kind == "table" and dead.table:
             read.dead_rows, read.dead_estimated = finished.count_dead_table(conn, dead.table,
@@ -175,14 +185,24 @@ class Monitor:
     # --- running a section ---------------------------------------------------------------
 
     def _due(self, name: str, now: float) -> bool:
-        return self.sections[name].due(now, self.interval)
+        section = self.sections[name]
+        if not section.due(now, self.interval):
+            return False
+        # a costly read (one its cost paces) also waits for room in the last minute's budget
+        return section.every_s <= self.interval or self.meter.room_for(section.cost_s, now)
 
-    def _timeout_for(self, name: str) -> int:
+    def _timeout_for(self, name: str, *, full_read: bool = False) -> int:
+        """The interval's timeout, longer for a read of a whole table (the one pass, an
+        exact count of the finished states): the statistics read before an exact count
+        needs no more, and a poll then sets the timeout once, not three times."""
         base = db.monitor_timeout_ms(self.interval)
-        if name not in ("scan", "finished"):
+        if name != "scan" and not full_read:
             return base
         section = self.sections[name]
-        if section.read_at is None:
+        # its cost so far measured a whole read only if the last one was (not the statistics)
+        measured = name == "scan" or (section.data is not None and section.data.values is not None
+                                      and section.data.values[0] == "exact")
+        if section.read_at is None or not measured:
             return max(base, FIRST_SCAN_TIMEOUT_MS)
         return max(base, min(MAX_SCAN_TIMEOUT_MS, int(section.cost_s * 3000)))
 
@@ -208,19 +228,20 @@ class Monitor:
         try:
             data = self._guarded(conn, fn) if table else fn()
         except TableBlocked as exc:
-            section.failed(str(exc), 0.0, time.monotonic(), self.interval, back_off=False)
+            section.failed(str(exc), 0.0, self.clock(), self.interval, back_off=False)
             raise
         except errors.QueryCanceled:
             cost = time.perf_counter() - t0
-            section.failed(f"timed out (statement_timeout {self._timeout_for(name)} ms)", cost,
-                           time.monotonic(), self.interval)
+            ms = self._timeout[1] if self._timeout else self._timeout_for(name)
+            section.failed(f"timed out (statement_timeout {ms} ms)", cost,
+                           self.clock(), self.interval)
             return
         except errors.InsufficientPrivilege as exc:
             if not optional:
                 raise
             self._notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
             data = ()
-        section.succeeded(data, time.perf_counter() - t0, time.monotonic(), self.interval)
+        section.succeeded(data, time.perf_counter() - t0, self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
         if self._server is None or self._server[0] is not conn:
@@ -250,7 +271,11 @@ class Monitor:
             notes.append("stale leases unknown: the spec names no lease_until, started_at, "
                          "heartbeat or workers table; pass --started-at-column or "
                          "--lease-until-column")
-        stale = self.sections["stale"].data or []
+        # ages read by an older section have grown since: they are given as of now
+        counts_age = self._age("scan" if mode == "scan" else "counts", now)
+        stale_age = self._age("stale", now)
+        stale = [replace(lease, overdue_s=lease.overdue_s + stale_age)
+                 for lease in self.sections["stale"].data or []]
         locks = self.sections["locks"].data or ()
         waits = self.sections["waits"].data or ((), ())
         row_of = {lk.pid: lk.job_id for lk in locks if lk.job_id is not None}
@@ -266,7 +291,8 @@ class Monitor:
             locked={role: counted.locked.get(role, 0) for role in ACTIVE_ROLES
                     if role in spec.roles},
             row_lock_holders=counted.row_lock_holders(),
-            oldest_ready_age_s=counted.oldest_ready_s,
+            oldest_ready_age_s=None if counted.oldest_ready_s is None
+            else counted.oldest_ready_s + counts_age,
             locks=tuple(locks),
             waiting=waiting,
             idle_in_transaction=tuple(self.sections["idle"].data or ()),
@@ -274,7 +300,9 @@ class Monitor:
             blockers=waits[1],
             warnings=tuple(notes) + state_warnings(spec, by_status),
             elapsed_ms=elapsed * 1000,
-            groups=counted.group_stats(),
+            groups=tuple(replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
+                         if g.oldest_ready_age_s is not None else g
+                         for g in counted.group_stats()),
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
@@ -282,6 +310,10 @@ class Monitor:
             stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
             roles=spec.roles,
         )
+
+    def _age(self, name: str, now: float) -> float:
+        read_at = self.sections[name].read_at
+        return 0.0 if read_at is None else max(now - read_at, 0.0)
 
     def _with_finished(self, by_status: dict[str, int], counted: set[str],
                        mode: str) -> tuple[dict[str, int], list[str]]:

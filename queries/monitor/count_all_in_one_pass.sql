@@ -1,15 +1,24 @@
--- purpose: where no index serves the active rows, one pass over the table gives everything the counts need: rows per state value, group and row-lock holder, how many are due later, the oldest due age, how many are stale and which (their ids, most overdue first)
-SELECT {state}::text AS status,
-       {group}::text AS grp,
-       CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END AS holder_xid,
-       count(*)::bigint AS n,
-       (array_agg(t.{id}::text ORDER BY t.{id})
-            FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5] AS held_ids,
-       count(*) FILTER (WHERE {scheduled_at} > now())::bigint AS later,
-       extract(epoch FROM now() - min({ready_since})
-               FILTER (WHERE NOT coalesce({scheduled_at} > now(), false)))::float8 AS oldest_s,
-       count(*) FILTER (WHERE {is_stale})::bigint AS stale,
-       (array_agg(t.{id}::text ORDER BY {expires_at}, t.{id}) FILTER (WHERE {is_stale}))[1:%(limit)s]
-           AS stale_ids
-FROM {table} AS t
-GROUP BY 1, 2, 3
+-- purpose: where no index serves the active rows, one pass over the table gives everything the counts need: rows per state value, group and row-lock holder (with the first jobs each holds), how many ready rows are due later, the oldest due age, how many are stale and which (the most overdue ids, up to the limit); hashed in one pass (an ordered aggregate over the table would sort every row), the stale ones gathered unordered and sorted after
+WITH grouped AS (
+    SELECT {state}::text AS status,
+           {group}::text AS grp,
+           {holder_xid} AS holder_xid,
+           count(*)::bigint AS n,
+           {held_ids} AS held_ids,
+           count(*) FILTER (WHERE {state}::text = ANY (%(ready)s::text[])
+                                  AND {scheduled_at} > now())::bigint AS later,
+           extract(epoch FROM now() - min({ready_since}) FILTER (
+               WHERE {state}::text = ANY (%(ready)s::text[])
+                 AND NOT coalesce({scheduled_at} > now(), false)))::float8 AS oldest_s,
+           count(*) FILTER (WHERE {is_stale})::bigint AS stale,
+           array_agg(ROW(({expires_at})::timestamptz, t.{id}::text)) FILTER (WHERE {is_stale}) AS stale_rows
+    FROM {table} AS t
+    GROUP BY 1, 2, 3
+)
+SELECT g.status, g.grp, g.holder_xid, g.n, g.held_ids, g.later, g.oldest_s, g.stale,
+       (SELECT array_agg(s.id ORDER BY s.expires_at, s.id)
+        FROM (SELECT x.expires_at, x.id
+              FROM unnest(g.stale_rows) AS x(expires_at timestamptz, id text)
+              ORDER BY x.expires_at, x.id
+              LIMIT %(limit)s) AS s) AS stale_ids
+FROM grouped AS g
