@@ -105,8 +105,11 @@ def explain_statement(spec: QueueSpec, parts: dict[str, sql.Composable], value: 
 EXPLAIN_PARAMS = {"xids": [], "limit": 1}
 
 
-def value_plan(spec: QueueSpec, value: str, role: str, plan: dict[str, Any]) -> ValuePlan:
-    scans = [n for n in _walk(plan) if n.get("Relation Name") == spec.table.name]
+def value_plan(spec: QueueSpec, value: str, role: str, plan: dict[str, Any],
+               tables: frozenset[str] | None = None) -> ValuePlan:
+    """Whether every scan of the queue table (or of its partitions) in `plan` is an index's."""
+    tables = tables or frozenset({spec.table.name})
+    scans = [n for n in _walk(plan) if n.get("Relation Name") in tables]
     indexed = bool(scans) and all(n["Node Type"] != "Seq Scan" for n in scans)
     rows = max((float(n.get("Plan Rows", 0)) for n in scans), default=0.0)
     return ValuePlan(value, role, indexed, rows)
@@ -117,10 +120,13 @@ def plan_counts(conn: psycopg.Connection, spec: QueueSpec,
     """Ask the planner, value by value: a few EXPLAINs sent together, no rows read."""
     roles = ACTIVE_ROLES + (() if spec.history else FINISHED_ROLES)
     asked = [(v, role) for role in roles for v in spec.values(role)]
+    tables = frozenset(r[0] for r in conn.execute(
+        queries.load("monitor/get_table_partitions"),
+        {"schema": spec.table.schema, "table": spec.table.name}).fetchall())
     with conn.pipeline():  # one round trip for all of them
         cursors = [conn.execute(explain_statement(spec, parts, v, role),
                                 {"v": v, **EXPLAIN_PARAMS}) for v, role in asked]
-    values = tuple(value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"])
+    values = tuple(value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"], tables)
                    for (v, role), cur in zip(asked, cursors, strict=True))
     active = [v for v in values if v.role in ACTIVE_ROLES]
     mode = "index" if active and all(v.indexed for v in active) else "scan"

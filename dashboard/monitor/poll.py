@@ -134,13 +134,14 @@ class Monitor:
         locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
         if table_readable:  # a library's advisory locks name the jobs they stand for
             locks = advisory.name_jobs(conn, spec, self.parts, locks)
+        # a partition's row address means nothing in another partition: the table's own only
         tids = {_tid(lk) for lk in locks if lk.is_row_lock and lk.on_queue_table
-                and lk.page is not None}
+                and lk.page is not None and _is_table(lk.relation, spec.table.name)}
         if not tids or not table_readable:
             return locks
         found = dict(conn.execute(statement(spec, "monitor/get_row_lock_jobs", **self.parts),
                                   {"tids": sorted(tids)}).fetchall())
-        return [replace(lk, job_id=found.get(_tid(lk))) if lk.is_row_lock else lk
+        return [replace(lk, job_id=found.get(_tid(lk))) if _tid(lk) in tids else lk
                 for lk in locks]
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
@@ -349,6 +350,10 @@ class Monitor:
             return (mode == "index" or self.spec.history is not None
                     or bool(dead and dead.kind == "table"))
         return True
+
+
+def _is_table(relation: str | None, name: str) -> bool:
+    return bool(relation) and relation.rsplit(".", 1)[-1].strip('"') == name
 
 
 def _tid(lock: LockInfo) -> str:

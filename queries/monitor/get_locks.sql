@@ -1,8 +1,14 @@
--- purpose: live locks with their sessions and resolved relation names, excluding this session and bare virtualxid locks
-WITH queue AS (
+-- purpose: live locks with their sessions and resolved relation names (those on the queue table or its partitions marked), excluding this session and bare virtualxid locks
+WITH queue AS (  -- the queue table, and its partitions where it has some
     SELECT c.oid
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = %(schema)s AND c.relname = %(table)s
+    UNION
+    SELECT p.relid::oid
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    CROSS JOIN LATERAL pg_partition_tree(c.oid) AS p
     WHERE n.nspname = %(schema)s AND c.relname = %(table)s
 )
 SELECT l.pid,
@@ -12,7 +18,7 @@ SELECT l.pid,
        l.mode,
        l.granted,
        CASE WHEN l.relation IS NOT NULL THEN l.relation::regclass::text END AS relation,
-       coalesce(l.relation = (SELECT oid FROM queue), false) AS on_queue_table,
+       coalesce(l.relation IN (SELECT oid FROM queue), false) AS on_queue_table,
        extract(epoch FROM now() - l.waitstart)::float8 AS wait_s,
        a.state,
        coalesce(a.query, '') AS query,
