@@ -13,7 +13,7 @@ from dashboard.actions.statements import dead_status
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 
-ACTIONS = ("requeue", "dead-letter", "cancel", "terminate")
+ACTIONS = ("requeue", "dead-letter", "retry-dead", "cancel", "terminate")
 
 
 def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool = False,
@@ -38,12 +38,17 @@ def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool =
     if policy and policy.kind == "table" and policy.table:
         reasons["dead-letter"] = (missing_privileges(conn, spec.table, ("UPDATE", "DELETE"))
                                   or missing_privileges(conn, policy.table, ("INSERT",)))
+        reasons["retry-dead"] = (missing_privileges(conn, policy.table, ("DELETE",))
+                                 or missing_privileges(conn, spec.table, ("INSERT",)))
     else:
         try:
             dead_status(spec)
             reasons["dead-letter"] = missing_privileges(conn, spec.table, ("UPDATE",))
         except UserError as exc:
             reasons["dead-letter"] = str(exc)
+        # no dead-letter table: no job is ever offered for a retry from one (the action
+        # itself refuses), so the header does not call it off
+        reasons["retry-dead"] = None
     can_signal, role = conn.execute(queries.load("actions/check_signal_rights")).fetchone()
     signal = None if can_signal else (
         f"role {role} may signal only its own sessions; GRANT pg_signal_backend TO {role}")
