@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from dashboard.models import Snapshot
+from dashboard.who_holds import lock_target, row_lock_mode
 
 
 def _plain(value: Any) -> Any:
@@ -95,11 +96,13 @@ def snapshot_text(snap: Snapshot) -> str:
     out.append(f"  oldest ready: {age(snap.oldest_ready_age_s)}")
     out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
     out.append("")
-    out += _table("row-lock holders", ["pid", "role", "rows", "application"], [
-        [str(h.pid), h.role, str(h.rows), h.application_name] for h in snap.row_lock_holders
+    out += _table("row-lock holders", ["pid", "role", "rows", "application", "jobs"], [
+        [str(h.pid), h.role, str(h.rows), h.application_name, ",".join(h.job_ids) or "-"]
+        for h in snap.row_lock_holders
     ])
-    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "chain", "query"], [
-        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s),
+    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "for job", "chain",
+                                       "query"], [
+        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s), w.job_id or "-",
          " -> ".join(map(str, w.chain)), one_line(w.query, 50)] for w in snap.waiting
     ])
     out += _table("idle in transaction", ["pid", "application", "xact age", "idle", "locks",
@@ -113,9 +116,10 @@ def snapshot_text(snap: Snapshot) -> str:
          "-" if s.attempts is None else str(s.attempts), age(s.overdue_s),
          {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases
     ])
-    out += _table("locks", ["pid", "mode", "granted", "type", "relation", "application"], [
-        [str(lk.pid), lk.mode, "yes" if lk.granted else "WAIT", lk.locktype, lk.relation or "-",
-         lk.application_name] for lk in snap.locks[:40]
+    out += _table("locks", ["pid", "mode", "granted", "type", "on", "application"], [
+        [str(lk.pid), row_lock_mode(lk), "yes" if lk.granted else "WAIT",
+         "row lock" if lk.is_row_lock else lk.locktype, lock_target(lk), lk.application_name]
+        for lk in snap.locks[:40]
     ])
     for note in snap.warnings:
         out.append(f"warning: {note}")

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 from test_ui_live import until
+from test_ui_palette import run_from_palette
 from ui_snapshots import FixedBrowserSource, demo_spec, fixed_history
 
 from dashboard.browse import PAGE_ROWS
@@ -187,5 +188,22 @@ def test_a_slow_read_never_blocks_the_dashboard():
             source.release.set()
             await until(pilot, lambda: app.browser.loads == 1)
             assert not app.browser.loading and app.browser.table.row_count == PAGE_ROWS
+
+    run(go())
+
+
+def test_the_palette_runs_the_browser_keys():
+    async def go():
+        app = browser_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            titles = {c.title for c in app.get_system_commands(app.screen)}
+            assert {"Retry dead (job browser)", "Requeue (job browser)", "Filter (job browser)",
+                    "Jobs"} <= titles, titles
+            await open_browser(pilot)
+            await pilot.press("1")  # elsewhere: the command opens the browser itself
+            await run_from_palette(pilot, app, "Next (job browser")
+            await until(pilot, lambda: app.browser.loads >= 2 and len(app.browser.starts) == 2)
+            assert app.query_one("TabbedContent").active == BROWSER_TAB
 
     run(go())

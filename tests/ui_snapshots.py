@@ -41,12 +41,13 @@ def fixed_snapshot(step: int = 0, rows: int = 3) -> Snapshot:
                  if i % 2 == 0 else "AccessExclusiveLock", granted=i % 5 != 4,
                  relation="queuetop_demo.jobs" if i % 3 else "public.orders",
                  on_queue_table=bool(i % 3), wait_s=None if i % 5 != 4 else 3.0 + step,
-                 state="active", query=LONG_QUERY)
+                 state="active", query=LONG_QUERY,
+                 **({"page": i, "tuple_index": 3, "job_id": str(2000 + i)} if i % 2 else {}))
         for i in range(rows)
     )
     waiting = [WaitingSession(pid=5001, backend_start=T0, application_name="worker-3",
                               blocked_by=(4200,), wait_s=12.5 + step, wait_event="Lock:tuple",
-                              query=LONG_QUERY, chain=(4200, 5001)),
+                              query=LONG_QUERY, chain=(4200, 5001), job_id="1202"),
                WaitingSession(pid=5002, backend_start=T0, application_name="worker-4",
                               blocked_by=(5001,), wait_s=8.0 + step,
                               wait_event="Lock:transactionid",

@@ -51,12 +51,24 @@ DEMO_FAIL_RATE = 0.02
 DEMO_CRASH_RATE = 0.001
 
 
-def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
+def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
+    """The dashboard as `watch` and `demo` open it (tests run it under a Pilot)."""
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
+    return QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                       audit_file=args.audit_file, loadgen=loadgen)
+
+
+def watch_app(args: argparse.Namespace):
+    """`queuetop watch`'s dashboard: the spec checked against the catalog first."""
+    target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
+    conn.close()
+    return build_app(target, spec, args)
+
+
+def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
     try:  # the app starts the load generator on its own (main) thread once it is mounted
-        QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                    audit_file=args.audit_file, loadgen=loadgen).run()
+        build_app(target, spec, args, loadgen).run()
     finally:  # q, Ctrl-C, or a crash of the app: no worker outlives the dashboard
         if loadgen is not None:
             loadgen.stop()
@@ -78,9 +90,8 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
-    conn.close()
-    return _run_app(target, spec, args)
+    watch_app(args).run()
+    return 0
 
 
 def ensure_demo(dsn: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -20,7 +19,7 @@ from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
 from dashboard.browse.source import DatabaseSource
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
-from dashboard.ui import key_sections, palette
+from dashboard.ui import gc_tuning, key_sections, palette
 from dashboard.ui.browser import JobBrowser
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
@@ -188,17 +187,10 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.call_after_refresh(self._freeze_startup_objects)
 
     def _freeze_startup_objects(self) -> None:
-        """Keep what startup built (Textual, widgets, styles) out of every later collection.
-
-        Each poll leaves thousands of new objects behind (rows, cells, caches), so Python's
-        full collections come every few polls, and each walked the whole heap: over 100 ms
-        of CPU at 1,000 rows a table, paid in the middle of a repaint. Halves their time
-        (bench/render_main_screen.py's p95); on_unmount thaws them.
-        """
-        gc.freeze()
+        self._gc_threshold = gc_tuning.settle()  # see gc_tuning: fewer, shorter collections
 
     def on_unmount(self) -> None:
-        gc.unfreeze()  # what the app built may be collected again once it is gone
+        gc_tuning.restore(getattr(self, "_gc_threshold", None))
         self.stop_loadgen()
         if not self._in_flight:  # an in-flight poll ends within its statement timeout
             self._drop_connection()
@@ -391,6 +383,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         yield from super().get_system_commands(screen)
         yield from palette.app_commands(self, self.BINDINGS)
         yield from palette.stale_lease_commands(self)
+        yield from palette.browser_commands(self)
         yield from palette.session_commands(self)
 
     def signal_open_session(self, action: str) -> None:

@@ -18,7 +18,7 @@ from dashboard.models import (
 )
 from dashboard.report import age
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
-from dashboard.ui.widgets.row_locks import (
+from dashboard.who_holds import (
     HeldRows,
     held_rows,
     jobs_text,
@@ -53,7 +53,7 @@ class LocksTable(KeyedTable):
     SHORT_TITLE = "Locks"
     COLUMNS = (
         Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 17),
-        Col("type", "type", 13, **FIRST), Col("relation", "on", 24),
+        Col("type", "type", 13, **FIRST), Col("relation", "on", 22),
         Col("app", "application", 18, **LATER), Col("n", "locks", 5, R, **FIRST),
         Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH, **QUERY),
     )
@@ -84,15 +84,17 @@ class LocksTable(KeyedTable):
             key = (held.pid, "rows", "", held.queue, True, None)
             self._counts[key] = held.rows
             groups[key] = held
-        # waiting locks first, then by pid
-        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1], k[2], k[3] or "", k[5] or ""))
+        # waiting locks first, then by pid, a session's held rows after its pg_locks rows
+        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1] == "rows", k[1], k[2],
+                                                k[3] or "", k[5] or ""))
         self.set_rows((key, groups[key]) for key in ordered)  # keyed by the group itself
 
     def values(self, key: tuple, lk: LockInfo | HeldRows) -> tuple:
         if isinstance(lk, HeldRows):
-            return (lk.pid, "yes", "held in the rows", "row locks",
-                    "jobs " + jobs_text(lk.job_ids, lk.rows, 18), lk.application_name, lk.rows,
-                    "", "")
+            held = f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}" if lk.job_ids \
+                else f"{lk.rows} rows of {lk.queue}"
+            return (lk.pid, "yes", "held in the rows", "row locks", held, lk.application_name,
+                    lk.rows, "", "")
         # a row lock by its row-level mode (FOR UPDATE), a table lock's without "Lock";
         # a lock on no relation (a transaction id, an advisory lock) says what it is on
         kind = "row lock" if lk.is_row_lock else lk.locktype
@@ -119,8 +121,9 @@ class WaitingTable(KeyedTable):
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
         Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9, R),
-        Col("what", "state / wait event", 19), Col("jobs", "jobs", 12),
-        Col("app", "application", 18, **LATER), Col("query", "query", QUERY_WIDTH, **QUERY),
+        Col("what", "state / wait event", 19), Col("jobs", "jobs", 14),
+        # the query fills what is left: 2 cells under the others' least, for the jobs
+        Col("app", "application", 18, **LATER), Col("query", "query", QUERY_WIDTH - 2, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -181,7 +184,7 @@ class WaitingTable(KeyedTable):
         if waits_for is not None:
             return f"waits {waits_for}"
         held = self._held.get(pid)
-        return f"holds {jobs_text(held.job_ids, held.rows, 6)}" if held else ""
+        return f"holds {jobs_text(held.job_ids, held.rows, 8)}" if held else ""
 
     def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
         label = self._label[key]

@@ -38,20 +38,27 @@ class HeldRows:
     job_ids: tuple[str, ...]  # the first few
     queue: str
 
+    # read like a LockInfo where the locks view treats its rows alike
+    locktype = "rows"
+    granted = True
+    on_queue_table = True
+    query = ""
+    wait_s = None
+
     def describe(self) -> str:
         return f"row locks on {jobs_text(self.job_ids, self.rows, 60)} of {self.queue}"
 
 
 def held_rows(snap: Snapshot) -> dict[int, HeldRows]:
-    """pid -> the queue rows it holds row-locked, from the snapshot's xmax join."""
+    """pid -> the queue rows it holds row-locked, from the snapshot's xmax join (the
+    sessions whose jobs it names)."""
     rows: Counter[int] = Counter()
     apps: dict[int, str] = {}
     for h in snap.row_lock_holders:
         rows[h.pid] += h.rows
         apps[h.pid] = h.application_name
-    pids = set(rows) | set(snap.held_jobs)
     return {pid: HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue)
-            for pid in pids for ids in [snap.held_jobs.get(pid, ())]}
+            for pid, ids in snap.held_jobs.items() if ids}
 
 
 def jobs_text(ids: tuple[str, ...], rows: int, width: int = JOBS_WIDTH) -> str:
@@ -75,16 +82,17 @@ def row_lock_mode(lock: LockInfo) -> str:
 
 def lock_target(lock: LockInfo, waits_for: str | None = None) -> str:
     """What the lock is on: 'job 42' for a row lock on the queue, a relation, or what a
-    lock on no relation is (a transaction id: '(transactionid) for job 42' when its
-    session waits for that job's row)."""
+    lock on no relation is; a wait for a transaction id that holds the row its session
+    waits for: 'holder of job 42'."""
     if lock.is_row_lock:
         if lock.job_id is not None:
             return f"job {lock.job_id}"
-        return f"row ({lock.page},{lock.tuple_index}) of {lock.relation or '?'}"
+        where = f" ({lock.page},{lock.tuple_index})" if lock.page is not None else ""
+        return f"row{where} of {lock.relation or '?'}"
     if lock.relation:
         return lock.relation
     if waits_for is not None and not lock.granted:
-        return f"({lock.locktype}) for job {waits_for}"
+        return f"holder of job {waits_for}"
     return f"({lock.locktype})"
 
 
