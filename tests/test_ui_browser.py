@@ -207,3 +207,19 @@ def test_the_palette_runs_the_browser_keys():
             assert app.query_one("TabbedContent").active == BROWSER_TAB
 
     run(go())
+
+
+def test_a_click_on_the_tab_reads_the_first_page_once():
+    async def go():
+        source = FixedBrowserSource()
+        app = browser_app(source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert source.reads == []  # nothing is read until the tab is shown
+            await pilot.click("#--content-tab-tab-jobs")
+            await until(pilot, lambda: app.browser.loads == 1)
+            await pilot.press("1", "b")
+            await pilot.pause()
+            assert len(source.reads) == 1  # shown again: the page it has, not read again
+
+    run(go())

@@ -304,7 +304,7 @@ class RecoveryMixin:
             with closing(db.connect_monitor(self.dsn)) as conn:
                 jobs, missing = actions.observe_jobs(conn, self.spec, ids)
                 moved = [m.id for m in missing if m.reason == ALREADY_DEAD]
-                dead = dead_letters.observe_dead(conn, self.spec, moved)[0] if moved else []
+                dead = self._observe_dead(conn, moved)
         except actions.BadJobId as exc:  # a type the dialog does not check: reopen it
             self.post_message(LookupRefused(" ".join(ids), _why(exc)))
             return
@@ -313,6 +313,16 @@ class RecoveryMixin:
             return
         found = {d.id for d in dead}
         self.post_message(JobsObserved(jobs, [m for m in missing if m.id not in found], dead))
+
+    def _observe_dead(self, conn: psycopg.Connection, ids: list[str]) -> list[ObservedJob]:
+        """The moved jobs as the dead-letter table holds them, to offer their retry; none
+        where queuetop cannot retry (a state its adapter derives): they stay named."""
+        if not ids:
+            return []
+        try:
+            return dead_letters.observe_dead(conn, self.spec, ids)[0]
+        except UserError:
+            return []
 
     async def on_lookup_refused(self, message: LookupRefused) -> None:
         await self.action_lookup_jobs(message.value, message.reason)
