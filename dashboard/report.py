@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from dashboard.models import Snapshot
+from dashboard.who_holds import lock_target, row_lock_mode
 
 
 def _plain(value: Any) -> Any:
@@ -130,10 +131,10 @@ def snapshot_text(snap: Snapshot) -> str:
          "-" if s.attempts is None else str(s.attempts), age(s.overdue_s),
          {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases
     ])
-    out += _table("locks", ["pid", "mode", "granted", "type", "relation", "application"], [
-        [str(lk.pid), lk.mode, "yes" if lk.granted else "WAIT", lk.locktype,
-         lk.relation or (f"job {lk.job_id}" if lk.job_id else "-"),
-         lk.application_name] for lk in snap.locks[:40]
+    out += _table("locks", ["pid", "mode", "granted", "type", "on", "application"], [
+        [str(lk.pid), row_lock_mode(lk), "yes" if lk.granted else "WAIT",
+         "row lock" if lk.is_row_lock else lk.locktype, lock_target(lk), lk.application_name]
+        for lk in snap.locks[:40]
     ])
     for note in snap.warnings:
         out.append(f"warning: {note}")

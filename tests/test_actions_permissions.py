@@ -93,7 +93,7 @@ def test_capabilities_say_why_an_action_is_disabled(stale, watcher, dsn, tmp_pat
     spec, _ = stale
     with db.connect_action(dsn) as conn:
         assert capabilities(conn, spec) == dict.fromkeys(
-            ("requeue", "dead-letter", "cancel", "terminate"))
+            ("requeue", "dead-letter", "retry-dead", "cancel", "terminate"))
         assert set(capabilities(conn, spec, read_only=True).values()) == {
             "read-only mode: actions are disabled"}
     with db.connect_action(watcher) as conn:
@@ -102,4 +102,5 @@ def test_capabilities_say_why_an_action_is_disabled(stale, watcher, dsn, tmp_pat
         caps = capabilities(conn, spec, audit_file=tmp_path / "a.jsonl")
     assert "GRANT UPDATE ON queuetop_demo.jobs" in caps["requeue"]
     assert "GRANT UPDATE, DELETE ON queuetop_demo.jobs" in caps["dead-letter"]
+    assert "GRANT DELETE ON queuetop_demo.jobs_dead" in caps["retry-dead"]
     assert "GRANT pg_signal_backend" in caps["terminate"]

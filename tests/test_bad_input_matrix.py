@@ -52,6 +52,11 @@ BAD: dict[str, list[str]] = {
     "--max-idle-tx": ["-1 minutes", "soon", ""],
     "--max-oldest-ready": ["-1", "soon"],
     "--horizon-age": ["-1", "soon", ""],
+    "--state": ["", "nosuch"],
+    "--older-than": ["", "soon", "0"],
+    "--worker": [""],
+    "--group": [""],
+    "--batch-size": ["0", "x", "100000000"],
 
     "ids": ["abc", "99999999999999999999"],  # the demo queue's ids are bigint
     "pid": ["0", "x", "-5"],
@@ -60,7 +65,7 @@ BAD: dict[str, list[str]] = {
 # what each command needs besides the flag under test, to get as far as that flag matters
 BASE: dict[str, list[str]] = {
     "requeue": ["1"], "dead-letter": ["1", "--reason", "matrix"], "cancel": ["1"],
-    "terminate": ["1"], "load": ["--duration", "1", "--workers", "1"],
+    "terminate": ["1"], "load": ["--duration", "1", "--workers", "1"], "retry-dead": ["1"],
     "check": ["--max-waiting", "5"],  # check needs one threshold
 }
 EXTRA: dict[tuple[str, str], list[str]] = {

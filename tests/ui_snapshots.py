@@ -41,12 +41,13 @@ def fixed_snapshot(step: int = 0, rows: int = 3) -> Snapshot:
                  if i % 2 == 0 else "AccessExclusiveLock", granted=i % 5 != 4,
                  relation="queuetop_demo.jobs" if i % 3 else "public.orders",
                  on_queue_table=bool(i % 3), wait_s=None if i % 5 != 4 else 3.0 + step,
-                 state="active", query=LONG_QUERY)
+                 state="active", query=LONG_QUERY,
+                 **({"page": i, "tuple_index": 3, "job_id": str(2000 + i)} if i % 2 else {}))
         for i in range(rows)
     )
     waiting = [WaitingSession(pid=5001, backend_start=T0, application_name="worker-3",
                               blocked_by=(4200,), wait_s=12.5 + step, wait_event="Lock:tuple",
-                              query=LONG_QUERY, chain=(4200, 5001)),
+                              query=LONG_QUERY, chain=(4200, 5001), job_id="1202"),
                WaitingSession(pid=5002, backend_start=T0, application_name="worker-4",
                               blocked_by=(5001,), wait_s=8.0 + step,
                               wait_event="Lock:transactionid",
@@ -198,3 +199,63 @@ def fixed_audit_page() -> AuditPage:
         for i, (action, target, outcome, reason, before, after, db_user, os_user, detail)
         in enumerate(rows))
     return AuditPage("queuetop.audit_log", records)
+
+
+def fixed_jobs(n: int = 250) -> list:
+    """Failed jobs as a night of outages leaves them, plus two in the dead-letter table: long
+    errors, one with control characters, ages fixed."""
+    from dashboard.browse import DEAD_TABLE, QUEUE, BrowsedJob
+
+    errors = ("psycopg.OperationalError: connection to server at \"10.0.3.7\", port 5432 "
+              "failed: timeout expired", "KeyError: 'customer_id'",
+              "smtp 451 4.7.0 try again later\n\x1b[31mretrying\x1b[0m",
+              "ValueError: payload is not JSON: b'\\x00\\x01garbage'")
+    jobs = [BrowsedJob(sort_key=5000 - i, id=str(5000 - i), status="failed",
+                       attempts=i % 5 + 1, worker=f"worker-{i % 7}", age_s=95.0 + 37 * i,
+                       last_error=errors[i % len(errors)], group=("mail", "sms", "billing")[i % 3],
+                       lease_token=str(i % 4 + 1), lease_until=None, expired=None,
+                       requeue_refusal=None, dead_letter_refusal=None, dead_reason=None,
+                       source=QUEUE)
+            for i in range(n)]
+    dead = [BrowsedJob(sort_key=4990 - i, id=str(4990 - i), status="running", attempts=3,
+                       worker="worker-2", age_s=7200.0, last_error=None, group="mail",
+                       lease_token="3", lease_until=T0, expired=None, requeue_refusal=None,
+                       dead_letter_refusal=None, dead_reason="poison message: payload is not "
+                       "JSON", source=DEAD_TABLE)
+            for i in range(2)]
+    return jobs + dead
+
+
+class FixedBrowserSource:
+    """Pages of fixed jobs, keyset-paged in Python as the database pages them."""
+
+    def __init__(self, jobs: list | None = None) -> None:
+        self.jobs = fixed_jobs() if jobs is None else jobs
+        self.reads: list = []
+
+    def page(self, query, start=None):
+        from dashboard.browse import DEAD_TABLE, QUEUE, Page
+
+        self.reads.append((query, start))
+        rows = [j for j in self.jobs if (query.role == "dead") == (j.source == DEAD_TABLE)]
+        rows.sort(key=lambda j: j.sort_key, reverse=query.newest_first)
+        if query.text:
+            rows = [j for j in rows if query.text.lower() in (j.last_error or "").lower()]
+        if query.group is not None:
+            rows = [j for j in rows if j.group == query.group]
+        if start is not None:
+            rows = [j for j in rows if (j.sort_key < start.sort_key if query.newest_first
+                                        else j.sort_key > start.sort_key)]
+        sources = (DEAD_TABLE,) if query.role == "dead" else (QUEUE,)
+        return Page(query, tuple(rows[:query.limit]), start, len(rows) > query.limit, sources, 1)
+
+    def row(self, job):
+        from dashboard.browse import JobRow, RowField
+
+        payload = '{"to": "ops@example.com", "body": "' + "x" * 1990
+        return JobRow(job.id, job.source, (
+            RowField("id", job.id, len(job.id), "number"),
+            RowField("status", job.status, len(job.status), "string"),
+            RowField("payload", payload[:2000], 48_213, "string"),
+            RowField("last_error", job.last_error, len(job.last_error or ""), "string"),
+            RowField("worker", None, None, "null")))

@@ -11,7 +11,7 @@ from dashboard.actions.statements import dead_status
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 
-ACTIONS = ("requeue", "dead-letter", "cancel", "terminate")
+ACTIONS = ("requeue", "dead-letter", "retry-dead", "cancel", "terminate")
 
 
 def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool = False,
@@ -28,6 +28,11 @@ def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool =
         return dict.fromkeys(ACTIONS, "read-only mode: actions are disabled")
     reasons: dict[str, str | None] = {}
     for action in ACTIONS:
+        if action == "retry-dead" and not _dead_letter_table(spec):
+            # no dead-letter table: no job is ever offered for a retry from one (the action
+            # itself refuses), so the header does not call it off
+            reasons[action] = None
+            continue
         if action == "dead-letter" and not _dead_letter_table(spec):
             try:
                 dead_status(spec)

@@ -60,9 +60,13 @@ def audit_grants(conn: psycopg.Connection, audit_file: str | Path | None) -> lis
 def job_tables(spec: QueueSpec, action: str) -> list[tuple[TableName, tuple[str, ...]]]:
     """The tables a job action writes, with the privileges it needs on each."""
     dead = spec.policy.dead_letter
-    if action == "dead-letter" and dead and dead.kind == "table" and dead.table:
+    moved = bool(dead and dead.kind == "table" and dead.table)
+    if action == "dead-letter" and moved:
         # the move reads back the rows it inserted (RETURNING): SELECT too
         return [(spec.table, ("UPDATE", "DELETE")), (dead.table, ("INSERT", "SELECT"))]
+    if action == "retry-dead":  # out of the dead-letter table, back into the queue
+        return [(dead.table, ("SELECT", "DELETE")), (spec.table, ("INSERT", "SELECT"))] \
+            if moved else []
     return [(spec.table, ("UPDATE",))]
 
 

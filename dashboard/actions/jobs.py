@@ -18,6 +18,7 @@ from psycopg import errors, sql
 from psycopg.rows import class_row
 
 from dashboard.actions.audit import AuditEntry, AuditSink, commit, os_user
+from dashboard.actions.dead_table import ALREADY_DEAD, in_dead_table
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
 from dashboard.actions.results import ActionResult, ObservedJob, Skipped
 from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
@@ -110,13 +111,15 @@ def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
     observe = statement(spec, "actions/observe_jobs", **job_parts(spec))
     try:
         rows = _rows(conn, observe, _job_params(spec, wanted))
+        found = {r.queuetop_given: r for r in rows}
+        moved = in_dead_table(conn, spec, [i for i in wanted if i not in found])
     except psycopg.Error as exc:
         conn.rollback()
         raise (_friendly(exc, spec) or exc) from exc
     conn.commit()
-    found = {r.queuetop_given: r for r in rows}
     return ([found[i].observed() for i in wanted if i in found],
-            [Skipped(i, NOT_FOUND) for i in wanted if i not in found])
+            [Skipped(i, ALREADY_DEAD if i in moved else NOT_FOUND)
+             for i in wanted if i not in found])
 
 
 @dataclass(frozen=True)
@@ -204,12 +207,15 @@ def _apply(conn: psycopg.Connection, plan: Plan,
 
 
 def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list[Skipped]:
-    """Ids the lock step did not get: locked by someone right now, or gone."""
+    """Ids the lock step did not get: locked by someone right now, moved to the dead-letter
+    table, or gone."""
     if not ids:
         return []
     present = {r.queuetop_given for r in _rows(
         conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
-    return [Skipped(i, LOCKED if i in present else NOT_FOUND) for i in ids]
+    moved = in_dead_table(conn, spec, [i for i in ids if i not in present])
+    return [Skipped(i, LOCKED if i in present else ALREADY_DEAD if i in moved else NOT_FOUND)
+            for i in ids]
 
 
 def _entries(plan: Plan, seen: dict[str, ObservedJob], locked: dict[str, JobRow],

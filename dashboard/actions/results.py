@@ -118,6 +118,7 @@ class ActionResult:
     def summary(self) -> str:
         """One or two lines for a terminal or a notification."""
         verb = {"requeue": "requeued", "dead-letter": "dead-lettered",
+                "retry-dead": "retried from the dead-letter table",
                 "cancel": "cancelled", "terminate": "terminated"}.get(self.action, self.action)
         what = "session(s)" if self.action in ("cancel", "terminate") else "job(s)"
         head = f"would be {verb}" if self.dry_run else verb

@@ -1,4 +1,5 @@
-"""`queuetop requeue|dead-letter ID...` and `queuetop cancel|terminate PID`: guarded, audited.
+"""`queuetop requeue|dead-letter ID...` (or a selection, batch by batch), `queuetop retry-dead
+ID...` and `queuetop cancel|terminate PID`: guarded, audited.
 
 The CLI's observed state is what it reads just before acting (for a runbook,
 that is what the operator "saw"); the action then changes only what still
@@ -10,11 +11,18 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import replace
 from datetime import datetime
 
 from dashboard import actions, config, db
-from dashboard.actions import ActionResult, Skipped
+from dashboard.actions import ActionResult, Skipped, dead_letters, runbook
+from dashboard.cli.bulk_options import (
+    batch_line,
+    check_ids_or_selection,
+    selection,
+    selection_options,
+)
 from dashboard.cli.common import (
     checked,
     connection_options,
@@ -44,20 +52,29 @@ def _action_options(reason_required: bool = False) -> argparse.ArgumentParser:
 
 def register(sub: argparse._SubParsersAction) -> None:
     conn_opts, queue_opts, recovery = connection_options(), queue_options(), recovery_options()
-    p = sub.add_parser("requeue", parents=[conn_opts, queue_opts, _action_options(), recovery],
+    bulk = selection_options()
+    p = sub.add_parser("requeue",
+                       parents=[conn_opts, queue_opts, _action_options(), bulk, recovery],
                        help="put stuck jobs back to ready (guarded, audited)")
-    p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
+    p.add_argument("ids", nargs="*", metavar="ID", help="job ids (or select with --all-stale)")
     p.add_argument("--force", action="store_true",
                    help="requeue even if the lease has not expired (nothing else is lifted)")
     p.set_defaults(handler=run_requeue)
 
     p = sub.add_parser("dead-letter",
-                       parents=[conn_opts, queue_opts, _action_options(True), recovery],
+                       parents=[conn_opts, queue_opts, _action_options(True), bulk, recovery],
                        help="move jobs to the dead-letter state or table (guarded, audited)")
-    p.add_argument("ids", nargs="+", metavar="ID", help="job ids")
+    p.add_argument("ids", nargs="*", metavar="ID", help="job ids (or select with --state)")
     p.add_argument("--force", action="store_true",
                    help="dead-letter a running job even if its lease has not expired")
     p.set_defaults(handler=run_dead_letter)
+
+    p = sub.add_parser("retry-dead", parents=[conn_opts, queue_opts, _action_options(),
+                                              recovery],
+                       help="move jobs back from the dead-letter table into the queue as ready "
+                            "(guarded, audited)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="job ids in the dead-letter table")
+    p.set_defaults(handler=run_retry_dead)
 
     for name, what in (("cancel", "cancel a backend's current query"),
                        ("terminate", "end a backend; its open transaction rolls back")):
@@ -92,20 +109,45 @@ def run_dead_letter(args: argparse.Namespace) -> int:
 
 def _run_jobs(args: argparse.Namespace, action: str) -> int:
     _refuse_read_only(args, action)
+    check_ids_or_selection(args)
     spec = spec_from_args(args)
     target = db.resolve_target(args.dsn)
     with db.connect_action(target.dsn) as conn:
         spec = config.validate(conn, spec)
         conn.commit()
+        chosen = selection(args, spec, action)
         actions.require_grants(conn, spec, action, args.audit_file)  # all at once
         sink = actions.choose_sink(conn, args.audit_file)
+
+        def act(observed) -> ActionResult:
+            if action == "requeue":
+                return actions.requeue(conn, spec, observed, audit=sink, force=args.force,
+                                       reason=args.reason, dry_run=args.dry_run)
+            return actions.dead_letter(conn, spec, observed, audit=sink, force=args.force,
+                                       reason=args.reason, dry_run=args.dry_run)
+
+        if chosen is not None:
+            result = runbook.run_batches(conn, spec, chosen, act, batch_line, action)
+            if not result.changed and not result.skipped:
+                print(f"no job matches: {chosen.describe()}", file=sys.stderr)
+            return _report(result, args)
         observed, missing = actions.observe_jobs(conn, spec, args.ids)
-        if action == "requeue":
-            result = actions.requeue(conn, spec, observed, audit=sink, force=args.force,
-                                     reason=args.reason, dry_run=args.dry_run)
-        else:
-            result = actions.dead_letter(conn, spec, observed, audit=sink, force=args.force,
-                                         reason=args.reason, dry_run=args.dry_run)
+        result = act(observed)
+    return _report(result.with_skipped(missing), args)
+
+
+def run_retry_dead(args: argparse.Namespace) -> int:
+    _refuse_read_only(args, "retry-dead")
+    spec = spec_from_args(args)
+    target = db.resolve_target(args.dsn)
+    with db.connect_action(target.dsn) as conn:
+        spec = config.validate(conn, spec)
+        conn.commit()
+        actions.require_grants(conn, spec, "retry-dead", args.audit_file)  # all at once
+        sink = actions.choose_sink(conn, args.audit_file)
+        observed, missing = dead_letters.observe_dead(conn, spec, args.ids)
+        result = dead_letters.retry_dead(conn, spec, observed, audit=sink, reason=args.reason,
+                                         dry_run=args.dry_run)
     return _report(result.with_skipped(missing), args)
 
 

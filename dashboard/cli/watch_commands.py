@@ -52,11 +52,29 @@ DEMO_FAIL_RATE = 0.02
 DEMO_CRASH_RATE = 0.001
 
 
-def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
+def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
+    """The dashboard as `watch` and `demo` open it (tests run it under a Pilot)."""
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
-    app = QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                      audit_file=args.audit_file, loadgen=loadgen)
+    return QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
+                       audit_file=args.audit_file, loadgen=loadgen)
+
+
+def watch_app(args: argparse.Namespace):
+    """`queuetop watch`'s dashboard: the spec checked against the catalog first."""
+    check_audit_file(args)
+    target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
+    conn.close()
+    warn_password_in_dsn(args)
+    return build_app(target, spec, args)
+
+
+def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
+    return run_app(build_app(target, spec, args, loadgen), loadgen)
+
+
+def run_app(app, loadgen=None) -> int:
+    """Run the dashboard; its exit code (143 after SIGTERM, 129 after SIGHUP)."""
     try:  # the app starts the load generator on its own (main) thread once it is mounted
         app.run()
     finally:  # q, Ctrl-C, SIGTERM, or a crash of the app: no worker outlives the dashboard
@@ -88,11 +106,7 @@ def check_audit_file(args: argparse.Namespace) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    check_audit_file(args)
-    target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
-    conn.close()
-    warn_password_in_dsn(args)
-    return _run_app(target, spec, args)
+    return run_app(watch_app(args))
 
 
 def run_demo(args: argparse.Namespace) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -13,23 +12,23 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dashboard import db
 from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
+from dashboard.browse.source import DatabaseSource
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
-from dashboard.ui import palette
+from dashboard.ui import gc_tuning, key_sections, palette
+from dashboard.ui.browser import JobBrowser
 from dashboard.ui.history import History
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
-from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
-from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 from dashboard.ui.signals import exit_on_signals
 from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
@@ -42,7 +41,13 @@ from dashboard.ui.widgets.plots import (
 )
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import LinkState, StatusBar
-from dashboard.ui.widgets.tables import IdleTable, LocksTable, StaleLeaseTable, WaitingTable
+from dashboard.ui.widgets.tables import (
+    IdleTable,
+    LocksTable,
+    StaleLeaseTable,
+    WaitingTable,
+    stale_unknown_text,
+)
 
 PANEL_KEYS = Binding.Group("Panels", compact=True)
 SPEED_KEYS = Binding.Group("Speed")
@@ -54,6 +59,7 @@ PANELS = (
     ("tab-idle", "idle", IdleTable),
     ("tab-stale", "stale", StaleLeaseTable),
 )
+BROWSER_TAB = "tab-jobs"
 
 
 class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
@@ -90,6 +96,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
                 tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
         Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
                 group=PANEL_KEYS),
+        Binding("b", "show_browser", "Jobs", group=PANEL_KEYS,
+                tooltip="The job browser: failed, dead, ready, scheduled or running jobs, a "
+                        "page at a time, to look at and act on"),
         # priority: handled as it arrives, before the keys typed after it are sent on to
         # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
         Binding("j", "lookup_jobs", "Job by id", priority=True,
@@ -110,6 +119,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         loadgen: Any = None,
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
+        browser_source: Any = None,
     ) -> None:
         super().__init__()
         self.spec = spec
@@ -128,6 +138,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.snapshots_applied = 0
         self.failures = 0
         self._initial = tuple(snapshots)
+        # where the job browser reads: the database, or fixed pages (screenshots)
+        self.browser_source = browser_source if browser_source is not None else (
+            DatabaseSource(dsn, spec) if self.polling_enabled else None)
         self._conn: psycopg.Connection | None = None
         self._timer: Timer | None = None
         self._in_flight = False
@@ -155,8 +168,14 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         with TabbedContent(id="tables"):
             for pane_id, table_id, cls in PANELS:
                 with TabPane(cls.TITLE, id=pane_id):
+                    if table_id == "stale" and self.stale_unknown:
+                        yield Static(stale_unknown_text(self.spec), id="stale-unknown")
                     yield cls(id=table_id)
             yield from self.compose_loadgen_tab()
+            if self.spec is not None:
+                with TabPane("Jobs", id=BROWSER_TAB):
+                    yield JobBrowser(self.spec, self.browser_source, id="browser",
+                                     groups=self.active_groups)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -171,18 +190,11 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.call_after_refresh(self._freeze_startup_objects)
 
     def _freeze_startup_objects(self) -> None:
-        """Keep what startup built (Textual, widgets, styles) out of every later collection.
-
-        Each poll leaves thousands of new objects behind (rows, cells, caches), so Python's
-        full collections come every few polls, and each walked the whole heap: over 100 ms
-        of CPU at 1,000 rows a table, paid in the middle of a repaint. Halves their time
-        (bench/render_main_screen.py's p95); on_unmount thaws them.
-        """
-        gc.freeze()
+        self._gc_threshold = gc_tuning.settle()  # see gc_tuning: fewer, shorter collections
 
     def on_unmount(self) -> None:
         self._restore_signals()
-        gc.unfreeze()  # what the app built may be collected again once it is gone
+        gc_tuning.restore(getattr(self, "_gc_threshold", None))
         self.stop_loadgen()
         if not self._in_flight:  # an in-flight poll ends within its statement timeout
             self._drop_connection()
@@ -308,7 +320,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             title = table.SHORT_TITLE if compact else table.TITLE
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
-            count = str(table.count())
+            count = "?" if table_id == "stale" and self.stale_unknown else str(table.count())
             digits = self._count_digits[pane_id] = max(self._count_digits.get(pane_id, 1),
                                                        len(count))
             label = f"{title} {count:<{digits}}"
@@ -326,36 +338,46 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         load = partial(read_latest, self.dsn, self.audit_file, limit=AUDIT_LIMIT)
         self.push_screen(AuditScreen(load, str(source)))
 
-    def refresh_audit_views(self) -> None:
-        """After an action: an audit screen left open reads its trail again."""
+    def refresh_views_after_action(self) -> None:
+        """After an action: an audit screen left open reads its trail again, and the job
+        browser its page."""
         for screen in self.screen_stack:
             if isinstance(screen, AuditScreen):
                 screen.reload()
+        if self.spec is not None:
+            self.browser.after_action()
+
+    # --- the job browser ----------------------------------------------------------------------
+
+    @property
+    def browser(self) -> JobBrowser:
+        return self.query_one(JobBrowser)
+
+    @property
+    def stale_unknown(self) -> bool:
+        """The spec cannot tell a stale lease (no lease, start time or heartbeat)."""
+        return self.spec is not None and not self.spec.can_find_stale()
+
+    def active_groups(self) -> list[str]:
+        return [g.name for g in self.snapshot.groups] if self.snapshot else []
+
+    def action_show_browser(self) -> None:
+        self.query_one(TabbedContent).active = BROWSER_TAB
+        self.browser.table.focus()
+        self.browser.ensure_loaded()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == BROWSER_TAB:  # a click on the tab: the first page then
+            self.browser.ensure_loaded()
+
+    def on_job_browser_action_chosen(self, message: JobBrowser.ActionChosen) -> None:
+        self.ask_job_action(message.action, message.jobs, message.force, message.left_out)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery_help()))
 
     def binding_sections(self) -> list[tuple[str, Iterable]]:
-        return [
-            ("dashboard", [b for b in self.BINDINGS if b not in LOADGEN_BINDINGS]),
-            *self.loadgen_help(),
-            ("stale leases", StaleLeaseTable.BINDINGS),
-            ("sessions", IdleTable.BINDINGS),
-            ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
-                        Binding("up,down", "move", "Move the cursor one row"),
-                        Binding("pageup,pagedown", "move", "Move the cursor one page"),
-                        Binding("home,end", "move", "First row / last row"),
-                        Binding("left,right", "scroll", "Scroll sideways (wide columns)")]),
-            ("job look-up (j)", [
-                *JobLookupScreen.BINDINGS,
-                *(b for b in JobListScreen.BINDINGS if b.show),
-                Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
-                Binding("home,end", "scroll", "First job / last job")]),
-            ("confirmations", ConfirmScreen.BINDINGS),
-            ("audit trail (A)", [*AuditScreen.BINDINGS,
-                                 Binding("enter", "select", "The whole record")]),
-            ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
-        ]
+        return key_sections.binding_sections(self)
 
     def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         if event.item is not None:  # a blocker whose session the snapshot missed: no detail
@@ -365,6 +387,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         yield from super().get_system_commands(screen)
         yield from palette.app_commands(self, self.BINDINGS)
         yield from palette.stale_lease_commands(self)
+        yield from palette.browser_commands(self)
         yield from palette.session_commands(self)
 
     def signal_open_session(self, action: str) -> None:

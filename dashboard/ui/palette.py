@@ -2,8 +2,9 @@
 
 The app's own bindings run as they are. The stale-lease keys (mark, requeue,
 dead-letter) act on the stale-lease table, shown first so the operator sees what
-they act on; cancel and terminate act on the session under the cursor of the
-waiting or idle table, whichever tab is open.
+they act on; the job browser's keys on the browser, shown first too; cancel and
+terminate act on the session under the cursor of the waiting or idle table,
+whichever tab is open.
 """
 
 from __future__ import annotations
@@ -49,6 +50,21 @@ def stale_lease_commands(app: Any) -> Iterable[SystemCommand]:
 
         yield _command(f"{b.description} (stale leases)",
                        f"{b.tooltip} (key {keys_text(b.key)} in tab 4)", run)
+
+
+def browser_commands(app: Any) -> Iterable[SystemCommand]:
+    """Role, order, filters, pages, marks and the actions of the job browser (tab b)."""
+    from dashboard.ui.browser import JobBrowser
+
+    if app.spec is None or app.browser_source is None:
+        return
+    for b in JobBrowser.BINDINGS:
+        def run(action: str = b.action) -> None:
+            app.call_later(app.action_show_browser)
+            app.call_later(app.browser.run_action, action)
+
+        yield _command(f"{b.description} (job browser)",
+                       f"{b.tooltip} (key {keys_text(b.key)} in the job browser, b)", run)
 
 
 def session_commands(app: Any) -> Iterable[SystemCommand]:

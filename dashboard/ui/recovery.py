@@ -19,8 +19,9 @@ from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from dashboard import actions, db
-from dashboard.actions import ActionResult, ObservedJob, ObservedSession, Skipped
+from dashboard.actions import ActionResult, ObservedJob, ObservedSession, Skipped, dead_letters
 from dashboard.actions.capabilities import ACTIONS
+from dashboard.actions.dead_table import ALREADY_DEAD
 from dashboard.errors import UserError
 from dashboard.models import IdleTransaction
 from dashboard.ui.poller import _one_line_error
@@ -77,17 +78,19 @@ class LookupRefused(Message):
 
 
 class JobsObserved(Message):
-    def __init__(self, jobs: list[ObservedJob], missing: list[Skipped]) -> None:
+    def __init__(self, jobs: list[ObservedJob], missing: list[Skipped],
+                 dead: list[ObservedJob] = ()) -> None:
         super().__init__()
         self.jobs = jobs
         self.missing = missing
+        self.dead = list(dead)  # found in the dead-letter table: offered a retry
 
 
 class RecoveryMixin:
     """Guarded requeue, dead-letter, cancel and terminate for QueuetopApp.
 
     Expects on the app: dsn, spec, read_only, audit_file, polling_enabled, _in_flight,
-    _start_poll(), stale_table, table(), _render_chrome(), refresh_audit_views().
+    _start_poll(), stale_table, table(), _render_chrome(), refresh_views_after_action().
     """
 
     action_reasons: dict[str, str | None] = {}
@@ -241,6 +244,9 @@ class RecoveryMixin:
                 elif action == "requeue":
                     result = actions.requeue(conn, self.spec, payload["jobs"], audit=sink,
                                              force=payload["force"], reason=reason)
+                elif action == "retry-dead":
+                    result = dead_letters.retry_dead(conn, self.spec, payload["jobs"],
+                                                     audit=sink, reason=reason)
                 else:
                     result = actions.dead_letter(conn, self.spec, payload["jobs"], audit=sink,
                                                  reason=reason or "", force=payload["force"])
@@ -255,14 +261,14 @@ class RecoveryMixin:
         self.notify(result.summary(), title=result_title(result),
                     severity="information" if result.ok else "warning", timeout=8)
         self.push_screen(ActionResultScreen(result))
-        self.refresh_audit_views()
+        self.refresh_views_after_action()
         self._poll_soon()
 
     def on_recovery_failed(self, message: RecoveryFailed) -> None:
         self._action_busy = False
         self.notify(message.reason, title=f"{message.action} failed",
                     severity="error", timeout=12)
-        self.refresh_audit_views()  # a failed action may still have its record (a file's)
+        self.refresh_views_after_action()  # a failed action may still have its record
         self._poll_soon()
 
     def _poll_soon(self) -> None:
@@ -297,31 +303,52 @@ class RecoveryMixin:
         try:
             with closing(db.connect_monitor(self.dsn)) as conn:
                 jobs, missing = actions.observe_jobs(conn, self.spec, ids)
+                moved = [m.id for m in missing if m.reason == ALREADY_DEAD]
+                dead = self._observe_dead(conn, moved)
         except actions.BadJobId as exc:  # a type the dialog does not check: reopen it
             self.post_message(LookupRefused(" ".join(ids), _why(exc)))
             return
         except (psycopg.Error, UserError, OSError) as exc:
             self.post_message(RecoveryFailed("look-up", _why(exc)))
             return
-        self.post_message(JobsObserved(jobs, missing))
+        found = {d.id for d in dead}
+        self.post_message(JobsObserved(jobs, [m for m in missing if m.id not in found], dead))
+
+    def _observe_dead(self, conn: psycopg.Connection, ids: list[str]) -> list[ObservedJob]:
+        """The moved jobs as the dead-letter table holds them, to offer their retry; none
+        where queuetop cannot retry (a state its adapter derives): they stay named."""
+        if not ids:
+            return []
+        try:
+            return dead_letters.observe_dead(conn, self.spec, ids)[0]
+        except UserError:
+            return []
 
     async def on_lookup_refused(self, message: LookupRefused) -> None:
         await self.action_lookup_jobs(message.value, message.reason)
 
     def on_jobs_observed(self, message: JobsObserved) -> None:
-        self.push_screen(JobListScreen(message.jobs, message.missing, self.spec))
+        self.push_screen(JobListScreen(message.jobs, message.missing, self.spec, message.dead))
 
     def on_job_list_screen_chosen(self, message: JobListScreen.Chosen) -> None:
         """Confirm on top of the list: a no (Escape) returns to it, a yes closes it."""
         listing, action = message.listing, message.action
-        if self._refused(action):
-            return
-        # the list refused if nothing would change; ask only about what would
-        change, left_out = actions.foresee(self.spec, listing.jobs, action, message.force)
+        if action == "retry-dead":
+            change, left_out = listing.dead, []
+        else:  # the list refused if nothing would change; ask only about what would
+            change, left_out = actions.foresee(self.spec, listing.jobs, action, message.force)
 
         def close_list() -> None:
             if self.screen is listing:
                 listing.dismiss(None)
 
-        self._confirm(job_request(action, self.spec, change, force=message.force,
-                                  left_out=left_out), on_go=close_list)
+        self.ask_job_action(action, change, message.force, left_out, on_go=close_list)
+
+    def ask_job_action(self, action: str, jobs: Sequence[ObservedJob], force: bool,
+                       left_out: Sequence[Skipped] = (),
+                       on_go: Callable[[], object] | None = None) -> None:
+        """Confirm a job action on `jobs` as observed (the look-up list, the browser)."""
+        if self._refused(action):
+            return
+        self._confirm(job_request(action, self.spec, jobs, force=force, left_out=left_out),
+                      on_go=on_go)

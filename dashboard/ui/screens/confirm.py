@@ -77,11 +77,12 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
     """
     ids = [j.id for j in jobs]
     overdue = overdue or {}
-    rows = [job_line(j, overdue.get(j.id)) for j in jobs[:MAX_ROWS]]
+    line = dead_line if action == "retry-dead" else job_line
+    rows = [line(j, overdue.get(j.id)) for j in jobs[:MAX_ROWS]]
     if len(jobs) > MAX_ROWS:
         rows.append(f"  ... and {len(jobs) - MAX_ROWS} more")
     if left_out:
-        rows.append("Left out (as looked up, the action would skip them): "
+        rows.append("Left out (as shown, the action would skip them): "
                     + ids_text([f"{s.id} {s.reason}" for s in left_out]))
     scope = f" (all {all_stale} stale leases shown)" if all_stale else ""
     noun = "job" if len(ids) == 1 else "jobs"
@@ -104,6 +105,10 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
                             "may still be running them. Only the expiry check is lifted."
                             if live else "FORCE: the lease expiry check is lifted (these leases "
                                          "have expired already).")
+    elif action == "retry-dead":
+        title = f"Retry {len(ids)} {noun} from the dead-letter table?"
+        effect = retry_dead_effect(spec)
+        fence = ""
     else:
         title = f"Dead-letter {len(ids)} {noun}?"
         dead = spec.policy.dead_letter
@@ -113,12 +118,32 @@ def job_request(action: str, spec: QueueSpec, jobs: Sequence[ObservedJob], *,
                       ", the reason kept with the job")
         effect = f"Each job is {where}. " + (fence + " " if fence else "") + \
             f"{guard} A reason is required."
-    if fencing_warning(spec, action):
+    if action != "retry-dead" and fencing_warning(spec, action):
         warnings.append(fencing_warning(spec, action))
     warning = "\n".join(warnings)
     return ConfirmRequest(action, title, (head, *rows), effect, warning,
                           needs_reason=action == "dead-letter",
                           payload={"jobs": list(jobs), "force": force})
+
+
+def dead_line(job: ObservedJob, overdue: float | None = None) -> str:
+    """A job as the dead-letter table holds it: the state it was moved in."""
+    return (f"  {job.id:>6}  was {job.status:<8} worker {job.worker or '-':<12} "
+            f"token {job.lease_token or '-'}")
+
+
+def retry_dead_effect(spec: QueueSpec) -> str:
+    dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
+    cols = spec.columns
+    cleared = [name for name, col in (("worker", cols.worker), ("lease", cols.lease_until))
+               if col]
+    token = (f", its lease token ({cols.lease_token}) advanced" if cols.lease_token else "")
+    return (f"Each job is moved from {dead} back into {spec.table} in one statement (deleted "
+            f"there, inserted here) as {spec.values('ready')[0]!r}"
+            + (f", {' and '.join(cleared)} cleared" if cleared else "")
+            + (", attempts kept" if cols.attempts else "") + token + ". Guarded: only while "
+            "it is still in the dead-letter table as shown and its id is free in the queue; "
+            "the others are skipped, each with its reason.")
 
 
 def session_request(action: str, item: IdleTransaction | SessionInfo | WaitingSession,

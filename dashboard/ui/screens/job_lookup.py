@@ -19,7 +19,7 @@ from textual.widgets import Footer, Input, Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
 from dashboard.models import QueueSpec
-from dashboard.ui.screens.confirm import MAX_IDS, job_line
+from dashboard.ui.screens.confirm import MAX_IDS, dead_line, job_line
 
 
 def parse_ids(text: str) -> list[str]:
@@ -124,6 +124,8 @@ class JobListScreen(ModalScreen[None]):
                 tooltip="Requeue even leases that have not expired"),
         Binding("D", "choose('dead-letter', False)", "Dead-letter",
                 tooltip="Dead-letter the jobs found (asks for a reason)"),
+        Binding("Y", "choose('retry-dead', False)", "Retry dead",
+                tooltip="Move the jobs found in the dead-letter table back into the queue"),
         Binding("escape,q", "close", "Close", key_display="Esc",
                 tooltip="Close the list, change nothing"),
         # the list is not focusable, so these reach the screen: they jump at once (an
@@ -132,6 +134,7 @@ class JobListScreen(ModalScreen[None]):
           for key in ("up", "down", "pageup", "pagedown", "home", "end")),
     ]
     KEYS_LINE = "R requeue  F force requeue  D dead-letter  Esc close"
+    DEAD_KEYS_LINE = "Y retry from the dead-letter table  Esc close"
 
     class Chosen(Message):
         """The operator chose `action` (forced or not) for the jobs of `listing`."""
@@ -143,20 +146,29 @@ class JobListScreen(ModalScreen[None]):
             self.force = force
 
     def __init__(self, jobs: Sequence[ObservedJob], missing: Sequence[Skipped],
-                 spec: QueueSpec) -> None:
+                 spec: QueueSpec, dead: Sequence[ObservedJob] = ()) -> None:
         super().__init__()
         self.jobs = list(jobs)
         self.missing = list(missing)
         self.spec = spec
+        self.dead = list(dead)  # in the dead-letter table: Y retries them
 
     def compose(self) -> ComposeResult:
+        dead_table = self.spec.policy.dead_letter.table if self.dead else None
         lines = Text("\n").join(
             [Text(job_line(job)) for job in self.jobs]
+            + [Text(f"{dead_line(job)}  already dead-lettered: in {dead_table}", style="red")
+               for job in self.dead]
             + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing])
         lines.no_wrap, lines.overflow = True, "ellipsis"
+        keys = [self.KEYS_LINE.removesuffix("  Esc close")] if self.jobs else []
+        keys += [self.DEAD_KEYS_LINE.removesuffix("  Esc close")] if self.dead else []
         with VerticalScroll(id="joblist-body", can_focus=False) as body:
-            body.border_title = f"{len(self.jobs)} job(s) found, {len(self.missing)} not found"
-            body.border_subtitle = self.KEYS_LINE if self.jobs else "Esc close"
+            body.border_title = (f"{len(self.jobs)} job(s) found, "
+                                 + (f"{len(self.dead)} in the dead-letter table, "
+                                    if self.dead else "")
+                                 + f"{len(self.missing)} not found")
+            body.border_subtitle = "  ".join([*keys, "Esc close"])
             yield Static(lines, id="joblist-lines")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -171,8 +183,15 @@ class JobListScreen(ModalScreen[None]):
         self.dismiss(None)
 
     def action_choose(self, action: str, force: bool) -> None:
+        if action == "retry-dead":
+            if self.dead:
+                self.post_message(self.Chosen(self, action, force))
+            else:
+                self.notify("no job found in the dead-letter table", severity="warning")
+            return
         if not self.jobs:
-            self.notify("no job to act on", severity="warning")
+            self.notify("the jobs found are in the dead-letter table: Y retries them"
+                        if self.dead else "no job to act on", severity="warning")
             return
         change, skipped = foresee(self.spec, self.jobs, action, force)
         if not change:  # nothing would change as looked up: say why instead of asking

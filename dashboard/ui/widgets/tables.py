@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rich.text import Text
 from textual.binding import Binding
 
 from dashboard.models import (
     IdleTransaction,
     LockInfo,
+    QueueSpec,
     SessionInfo,
     Snapshot,
     StaleLease,
@@ -16,6 +18,13 @@ from dashboard.models import (
 )
 from dashboard.report import age
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
+from dashboard.who_holds import (
+    HeldRows,
+    held_rows,
+    jobs_text,
+    lock_target,
+    row_lock_mode,
+)
 
 QUERY_WIDTH = 28  # at least: the query column takes whatever width is left
 R = "right"  # numbers and ages line up on their last digit
@@ -31,18 +40,20 @@ def _dash(value: object) -> object:
 
 
 class LocksTable(KeyedTable):
-    """Live locks, grouped by session, lock and relation.
+    """Live locks, grouped by session, lock and relation (and job, for a row lock).
 
     Queue view: every lock of every session that holds or awaits a lock on the queue
     table, so a worker waiting for another's row (a transactionid lock, on no relation)
-    shows beside the lock it holds on the table. Database view: all locks.
+    shows beside the lock it holds on the table. Database view: all locks. A row lock
+    reads as one ('FOR UPDATE', 'row lock', 'job 42'), and the rows a session holds
+    row-locked (in the rows themselves, not in pg_locks) are a row of their own.
     """
 
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
     COLUMNS = (
-        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 15),
-        Col("type", "type", 13, **FIRST), Col("relation", "relation", 24),
+        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 17),
+        Col("type", "type", 13, **FIRST), Col("relation", "on", 22),
         Col("app", "application", 18, **LATER), Col("n", "locks", 5, R, **FIRST),
         Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH, **QUERY),
     )
@@ -51,6 +62,7 @@ class LocksTable(KeyedTable):
         super().__init__(**kwargs)
         self.queue_only = True
         self._counts: Counter[tuple] = Counter()  # locks per group
+        self._waits_for: dict[int, str] = {}  # pid -> the job whose row it waits for
 
     def cell_style(self, column: str, value: object) -> str | None:
         return "bold yellow" if column == "granted" and value == "WAIT" else None
@@ -59,26 +71,36 @@ class LocksTable(KeyedTable):
         return "queue sessions" if self.queue_only else "whole db"
 
     def update_from(self, snap: Snapshot) -> None:
-        groups: dict[tuple, LockInfo] = {}
+        groups: dict[tuple, LockInfo | HeldRows] = {}
         self._counts = Counter()
+        self._waits_for = {w.pid: w.job_id for w in snap.waiting if w.job_id is not None}
         queue_pids = {lk.pid for lk in snap.locks if lk.on_queue_table}
         for lk in snap.locks:
             if lk.pid in queue_pids or not self.queue_only:
-                key = (lk.pid, lk.locktype, lk.mode, lk.relation or lk.job_id, lk.granted)
+                key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted, lk.job_id)
                 self._counts[key] += 1
                 groups.setdefault(key, lk)
-        # waiting locks first, then by pid
-        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1], k[2], k[3] or ""))
+        for held in held_rows(snap).values():  # on the queue table: in both views
+            key = (held.pid, "rows", "", held.queue, True, None)
+            self._counts[key] = held.rows
+            groups[key] = held
+        # waiting locks first, then by pid, a session's held rows after its pg_locks rows
+        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1] == "rows", k[1], k[2],
+                                                k[3] or "", k[5] or ""))
         self.set_rows((key, groups[key]) for key in ordered)  # keyed by the group itself
 
-    def values(self, key: tuple, lk: LockInfo) -> tuple:
-        # every mode ends in "Lock": AccessExclusive fits where AccessExclusiveLock would not
-        mode = lk.mode.removesuffix("Lock")
+    def values(self, key: tuple, lk: LockInfo | HeldRows) -> tuple:
+        if isinstance(lk, HeldRows):
+            held = f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}" if lk.job_ids \
+                else f"{lk.rows} rows of {lk.queue}"
+            return (lk.pid, "yes", "held in the rows", "row locks", held, lk.application_name,
+                    lk.rows, "", "")
+        # a row lock by its row-level mode (FOR UPDATE), a table lock's without "Lock";
         # a lock on no relation (a transaction id, an advisory lock) says what it is on
-        return (lk.pid, "yes" if lk.granted else "WAIT", mode, lk.locktype,
-                lk.relation or (f"job {lk.job_id}" if lk.job_id else f"({lk.locktype})"),
-                lk.application_name, self._counts[key],
-                "" if lk.wait_s is None else age(lk.wait_s), lk.query)
+        kind = "row lock" if lk.is_row_lock else lk.locktype
+        return (lk.pid, "yes" if lk.granted else "WAIT", row_lock_mode(lk), kind,
+                lock_target(lk, self._waits_for.get(lk.pid)), lk.application_name,
+                self._counts[key], "" if lk.wait_s is None else age(lk.wait_s), lk.query)
 
 
 def session_bindings(table_id: str) -> list[Binding]:
@@ -99,13 +121,15 @@ class WaitingTable(KeyedTable):
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
         Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9, R),
-        Col("what", "state / wait event", 19), Col("app", "application", 18, **LATER),
-        Col("query", "query", QUERY_WIDTH, **QUERY),
+        Col("what", "state / wait event", 19), Col("jobs", "jobs", 14),
+        # the query fills what is left: 2 cells under the others' least, for the jobs
+        Col("app", "application", 18, **LATER), Col("query", "query", QUERY_WIDTH - 2, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._label: dict[str, str] = {}  # the first column: who blocks how many, or depth
+        self._held: dict[int, HeldRows] = {}  # pid -> the queue rows it holds row-locked
 
     def update_from(self, snap: Snapshot) -> None:
         children: dict[int, list[WaitingSession]] = {}
@@ -121,6 +145,7 @@ class WaitingTable(KeyedTable):
             if chain[0] not in waiters and chain[0] not in roots:
                 roots.append(chain[0])
         blockers = {b.pid: b for b in snap.blockers}
+        self._held = held_rows(snap)
         rows: list[tuple[str, object]] = []
         self._label.clear()
         seen: set[int] = set()
@@ -154,13 +179,23 @@ class WaitingTable(KeyedTable):
         """Sessions waiting; their blockers are rows too, but not waiting ones."""
         return sum(isinstance(item, WaitingSession) for item in self.items.values())
 
+    def jobs(self, pid: int, waits_for: str | None = None) -> str:
+        """'waits 7' (the job whose row it waits for), or 'holds 1,2 +3' (row-locked)."""
+        if waits_for is not None:
+            return f"waits {waits_for}"
+        held = self._held.get(pid)
+        return f"holds {jobs_text(held.job_ids, held.rows, 8)}" if held else ""
+
     def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
         label = self._label[key]
         if isinstance(item, WaitingSession):
-            return (label, age(item.wait_s), item.wait_event, item.application_name, item.query)
+            return (label, age(item.wait_s), item.wait_event, self.jobs(item.pid, item.job_id),
+                    item.application_name, item.query)
         if item is None:  # a blocker whose session the snapshot did not catch
-            return (label, "-", "?", "?", "")
-        return (label, age(item.xact_age_s), item.state, item.application_name, item.query)
+            pid = int(key[1:])
+            return (label, "-", "?", self.jobs(pid), "?", "")
+        return (label, age(item.xact_age_s), item.state, self.jobs(item.pid),
+                item.application_name, item.query)
 
 
 class IdleTable(KeyedTable):
@@ -172,18 +207,25 @@ class IdleTable(KeyedTable):
     COLUMNS = (
         Col("pid", "pid", 7, R), Col("xact", "xact age", 8, R), Col("idle", "idle", 8, R),
         Col("xmin", "xmin age (xids)", 15, R), Col("locks", "locks", 5, R, **FIRST),
-        Col("app", "application", 18, **LATER),
+        Col("jobs", "holds jobs", 12), Col("app", "application", 18, **LATER),
         Col("user", "user", 10, **FIRST), Col("query", "last query", QUERY_WIDTH, **QUERY),
     )
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._held: dict[int, HeldRows] = {}  # pid -> the queue rows it holds row-locked
 
     def update_from(self, snap: Snapshot) -> None:
         # pg_stat_activity is not read atomically: xact_start can be NULL for a moment
         idle = sorted(snap.idle_in_transaction, key=lambda i: (-(i.xact_age_s or 0.0), i.pid))
+        self._held = held_rows(snap)
         self.set_rows((f"p{i.pid}", i) for i in idle)
 
     def values(self, key: str, i: IdleTransaction) -> tuple:
+        held = self._held.get(i.pid)
         return (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age), i.locks_held,
-                i.application_name, i.user, i.query)
+                jobs_text(held.job_ids, held.rows) if held else "", i.application_name,
+                i.user, i.query)
 
 
 class StaleLeaseTable(KeyedTable):
@@ -263,3 +305,25 @@ class StaleLeaseTable(KeyedTable):
     def action_clear_marks(self) -> None:
         self.marked.clear()
         self._refresh_marks()
+
+
+def stale_unknown_text(spec: QueueSpec) -> Text:
+    """What the stale-lease tab says, in full, when the spec cannot tell a stale lease."""
+    cols = spec.columns
+    named = {c for c in (cols.created_at, cols.scheduled_at, cols.heartbeat) if c}
+    candidates = [c for c, kind in spec.column_types.items()
+                  if kind.startswith("timestamp") and c not in named]
+    text = Text()
+    text.append(f"STALE LEASES CANNOT BE COMPUTED for {spec.table}\n", style="bold black on yellow")
+    text.append("The queue spec names no lease_until, started_at, heartbeat or workers table, so "
+                "no running job can be told stale: this tab stays empty whatever happens.\n")
+    text.append("Pass ", style="")
+    text.append("--started-at-column COLUMN", style="bold")
+    text.append(" (stale after ")
+    text.append("--stale-after DURATION", style="bold")
+    text.append(f", now {spec.policy.stale_after_s:g}s) or ")
+    text.append("--lease-until-column COLUMN", style="bold")
+    text.append(", or set started_at / lease_until in the queue TOML.")
+    if candidates:
+        text.append(f"\nTimestamp columns of {spec.table}: {', '.join(candidates)}", style="dim")
+    return text
