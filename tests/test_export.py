@@ -217,6 +217,6 @@ def test_unreachable_database_at_start_still_serves_up_0(tmp_path):
 
 
 def test_export_and_check_run_without_the_ui_toolkit():
-    code = ("import sys, dashboard.exporter, dashboard.metrics, dashboard.checks, dashboard.web; "
+    code = ("import sys, dashboard.exporter, dashboard.metrics, dashboard.checks, dashboard.ui.web; "
             "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]")
     subprocess.run([sys.executable, "-c", code], check=True)

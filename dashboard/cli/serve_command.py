@@ -73,7 +73,7 @@ def tab_options(args: argparse.Namespace) -> list[str]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from dashboard import web
+    from dashboard.ui import web
 
     host, port = args.listen
     if args.audit_file and not args.allow_actions:
