@@ -12,13 +12,20 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import class_row
 
 import queries
 from dashboard.actions.audit import AuditEntry, AuditSink, commit
 from dashboard.actions.dead_table import dead_parts, dead_table, held_by
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges
-from dashboard.actions.jobs import Changed, _friendly, _rows
+from dashboard.actions.jobs import (
+    Changed,
+    audited_transaction,
+    changed_result,
+    friendly_error,
+    job_rows,
+    run_guarded,
+    skipped_entries,
+)
 from dashboard.actions.results import ActionResult, ObservedJob, Skipped
 from dashboard.actions.statements import INTEGER_TYPES
 from dashboard.errors import UserError
@@ -48,13 +55,13 @@ def observe_dead(conn: psycopg.Connection, spec: QueueSpec,
     _dead_or_refuse(spec)
     wanted = list(dict.fromkeys(str(i) for i in ids))
     try:
-        rows = _rows(conn, statement(spec, "actions/observe_jobs", **dead_parts(spec)),
+        rows = job_rows(conn, statement(spec, "actions/observe_jobs", **dead_parts(spec)),
                      {"ids": wanted})
         found = {r.queuetop_given: r for r in rows}
         back = held_by(conn, spec, queue_parts(spec), [i for i in wanted if i not in found])
     except psycopg.Error as exc:
         conn.rollback()
-        raise (_friendly(exc, spec) or exc) from exc
+        raise (friendly_error(exc, spec) or exc) from exc
     conn.commit()
     return ([found[i].observed() for i in wanted if i in found],
             [Skipped(i, ALREADY_BACK if i in back else NOT_FOUND)
@@ -117,16 +124,14 @@ def retry_dead(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[Obs
     id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
         return ActionResult(ACTION, dry_run=dry_run, id_type=id_type)
-    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-        conn.rollback()
-    try:
+    with audited_transaction(conn, spec, audit):
         dead = _dead_or_refuse(spec)
         require_privileges(conn, dead, ("DELETE",))
         require_privileges(conn, spec.table, ("INSERT",))
         stmt, ready, _ = retry_plan(conn, spec)
         ids = list(seen)
         parts = dead_parts(spec)
-        locked = {r.queuetop_given: r for r in _rows(
+        locked = {r.queuetop_given: r for r in job_rows(
             conn, statement(spec, "actions/lock_jobs", **parts), {"ids": ids})}
         back = held_by(conn, spec, queue_parts(spec), ids)
         absent = [i for i in ids if i not in locked]
@@ -137,24 +142,12 @@ def retry_dead(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[Obs
         changed = _apply(conn, stmt, ready, targets)
         skipped += [Skipped(o.id, ALREADY_BACK if o.id in back else CHANGED)
                     for o in targets if o.id not in changed]
-        result = ActionResult(
-            ACTION, changed=tuple(changed[i].id for i in ids if i in changed),
-            skipped=tuple(skipped), dry_run=dry_run, id_type=id_type,
-            detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
-                                         for i in ids if i in changed}})
+        result = changed_result(ACTION, ids, changed, skipped, dry_run, id_type)
         if dry_run:
             conn.rollback()
             return result
         audit.record(conn, ACTION, str(spec.table), reason,
-                     _entries(ready, dead, seen, locked, changed, result.skipped))
-    except psycopg.Error as exc:
-        conn.rollback()
-        audit.finish("rolled back")
-        raise (_friendly(exc, spec) or exc) from exc
-    except BaseException:
-        conn.rollback()
-        audit.finish("rolled back")
-        raise
+                     _entries(ready, dead, locked, changed, result.skipped, seen))
     commit(conn, audit)
     return result
 
@@ -166,22 +159,13 @@ def _apply(conn: psycopg.Connection, stmt: sql.Composed, ready: str,
     params = {"ids": [o.id for o in targets], "statuses": [o.status for o in targets],
               "workers": [o.worker for o in targets],
               "tokens": [o.lease_token for o in targets], "to_status": ready}
-    with conn.cursor(row_factory=class_row(Changed)) as cur:
-        return {r.queuetop_given: r for r in cur.execute(stmt, params).fetchall()}
+    return run_guarded(conn, stmt, params)
 
 
-def _entries(ready: str, dead: TableName, seen: dict[str, ObservedJob],
-             locked: dict[str, JobRow], changed: dict[str, Changed],
-             skipped: tuple[Skipped, ...]) -> list[AuditEntry]:
-    entries = [AuditEntry(target=row.id, from_state={**locked[given].as_state(),
-                                                     "table": str(dead)},
-                          to_state=ready, outcome="changed",
-                          detail={"new_lease_token": row.new_token, "from_table": str(dead)})
-               for given, row in changed.items()]
-    for s in skipped:
-        now = locked.get(s.id)
-        entries.append(AuditEntry(
-            target=s.id, from_state=now.as_state() if now else None, to_state=None,
-            outcome="skipped", detail={"skip_reason": s.reason,
-                                       "observed": seen[s.id].__dict__ if s.id in seen else None}))
-    return entries
+def _entries(ready: str, dead: TableName, locked: dict[str, JobRow],
+             changed: dict[str, Changed], skipped: tuple[Skipped, ...],
+             seen: dict[str, ObservedJob]) -> list[AuditEntry]:
+    return [AuditEntry(target=row.id, from_state={**locked[given].as_state(), "table": str(dead)},
+                       to_state=ready, outcome="changed",
+                       detail={"new_lease_token": row.new_token, "from_table": str(dead)})
+            for given, row in changed.items()] + skipped_entries(skipped, locked, seen)

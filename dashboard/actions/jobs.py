@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
@@ -68,13 +69,13 @@ def _job_params(spec: QueueSpec, ids: list[str]) -> dict[str, object]:
     return {"ids": ids}
 
 
-def _rows(conn: psycopg.Connection, statement: sql.Composable,
+def job_rows(conn: psycopg.Connection, statement: sql.Composable,
           params: dict[str, object]) -> list[JobRow]:
     with conn.cursor(row_factory=class_row(JobRow)) as cur:
         return cur.execute(statement, params).fetchall()
 
 
-def _friendly(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
+def friendly_error(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
     """A one-line error for the database failures an operator can do something about."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue,
@@ -110,12 +111,12 @@ def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
     wanted = list(dict.fromkeys(str(i) for i in ids))
     observe = statement(spec, "actions/observe_jobs", **job_parts(spec))
     try:
-        rows = _rows(conn, observe, _job_params(spec, wanted))
+        rows = job_rows(conn, observe, _job_params(spec, wanted))
         found = {r.queuetop_given: r for r in rows}
         moved = in_dead_table(conn, spec, [i for i in wanted if i not in found])
     except psycopg.Error as exc:
         conn.rollback()
-        raise (_friendly(exc, spec) or exc) from exc
+        raise (friendly_error(exc, spec) or exc) from exc
     conn.commit()
     return ([found[i].observed() for i in wanted if i in found],
             [Skipped(i, ALREADY_DEAD if i in moved else NOT_FOUND)
@@ -129,6 +130,55 @@ class Changed:
     queuetop_given: str
     id: str
     new_token: str | None
+
+
+def run_guarded(conn: psycopg.Connection, statement: sql.Composable,
+                params: dict[str, object]) -> dict[str, Changed]:
+    """Run a guarded statement; the rows it changed, by the id the operator gave."""
+    with conn.cursor(row_factory=class_row(Changed)) as cur:
+        return {r.queuetop_given: r for r in cur.execute(statement, params).fetchall()}
+
+
+def changed_result(action: str, ids: list[str], changed: dict[str, Changed],
+                   skipped: list[Skipped], dry_run: bool, id_type: str) -> ActionResult:
+    """The result of an action, in the order the ids were given."""
+    return ActionResult(
+        action, changed=tuple(changed[i].id for i in ids if i in changed),
+        skipped=tuple(skipped), dry_run=dry_run, id_type=id_type,
+        detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
+                                     for i in ids if i in changed}})
+
+
+def skipped_entries(skipped: Iterable[Skipped], locked: dict[str, JobRow],
+                    seen: dict[str, ObservedJob]) -> list[AuditEntry]:
+    """Audit entries of the skipped jobs: what they were when locked, what the operator saw."""
+    entries = []
+    for s in skipped:
+        now = locked.get(s.id)
+        entries.append(AuditEntry(
+            target=s.id, from_state=now.as_state() if now else None, to_state=None,
+            outcome="skipped", detail={"skip_reason": s.reason,
+                                       "observed": seen[s.id].__dict__ if s.id in seen else None}))
+    return entries
+
+
+@contextmanager
+def audited_transaction(conn: psycopg.Connection, spec: QueueSpec,
+                        audit: AuditSink) -> Iterator[None]:
+    """An action's transaction: rolled back (and the audit told so) on any failure, a
+    database error an operator can act on turned into one line."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.rollback()  # an action is its own transaction, never part of the caller's
+    try:
+        yield
+    except psycopg.Error as exc:
+        conn.rollback()
+        audit.finish("rolled back")
+        raise (friendly_error(exc, spec) or exc) from exc
+    except BaseException:
+        conn.rollback()
+        audit.finish("rolled back")
+        raise
 
 
 def requeue(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], *,
@@ -158,13 +208,11 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
     id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
         return ActionResult(plan.action, dry_run=dry_run, id_type=id_type)
-    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-        conn.rollback()  # an action is its own transaction, never part of the caller's
-    try:
+    with audited_transaction(conn, spec, audit):
         for table, privileges in plan.needed:
             require_privileges(conn, table, privileges)
         ids = list(seen)
-        locked = {r.queuetop_given: r for r in _rows(
+        locked = {r.queuetop_given: r for r in job_rows(
             conn, statement(spec, "actions/lock_jobs", **job_parts(spec)), _job_params(spec, ids))}
         skipped = _unlocked(conn, spec, [i for i in ids if i not in locked])
         targets = [seen[i] for i in ids if i in locked]
@@ -172,24 +220,12 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
         skipped += [Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force,
                                               plan.action))
                     for o in targets if o.id not in changed]
-        result = ActionResult(
-            plan.action, changed=tuple(changed[i].id for i in ids if i in changed),
-            skipped=tuple(skipped), dry_run=dry_run, id_type=id_type,
-            detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
-                                         for i in ids if i in changed}})
+        result = changed_result(plan.action, ids, changed, skipped, dry_run, id_type)
         if dry_run:
             conn.rollback()
             return result
         audit.record(conn, plan.action, str(spec.table), reason,
-                     _entries(plan, seen, locked, changed, result.skipped))
-    except psycopg.Error as exc:
-        conn.rollback()
-        audit.finish("rolled back")
-        raise (_friendly(exc, spec) or exc) from exc
-    except BaseException:
-        conn.rollback()
-        audit.finish("rolled back")
-        raise
+                     _entries(plan, locked, changed, result.skipped, seen))
     commit(conn, audit)
     return result
 
@@ -202,8 +238,7 @@ def _apply(conn: psycopg.Connection, plan: Plan,
     params = {**plan.params, "ids": [o.id for o in targets],
               "statuses": [o.status for o in targets], "workers": [o.worker for o in targets],
               "tokens": [o.lease_token for o in targets]}
-    with conn.cursor(row_factory=class_row(Changed)) as cur:
-        return {r.queuetop_given: r for r in cur.execute(plan.statement, params).fetchall()}
+    return run_guarded(conn, plan.statement, params)
 
 
 def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list[Skipped]:
@@ -211,23 +246,16 @@ def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list
     table, or gone."""
     if not ids:
         return []
-    present = {r.queuetop_given for r in _rows(
+    present = {r.queuetop_given for r in job_rows(
         conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
     moved = in_dead_table(conn, spec, [i for i in ids if i not in present])
     return [Skipped(i, LOCKED if i in present else ALREADY_DEAD if i in moved else NOT_FOUND)
             for i in ids]
 
 
-def _entries(plan: Plan, seen: dict[str, ObservedJob], locked: dict[str, JobRow],
-             changed: dict[str, Changed], skipped: tuple[Skipped, ...]) -> list[AuditEntry]:
-    entries = [AuditEntry(target=row.id, from_state=locked[given].as_state(),
-                          to_state=plan.to_state, outcome="changed",
-                          detail={"new_lease_token": row.new_token})
-               for given, row in changed.items()]
-    for s in skipped:
-        now = locked.get(s.id)
-        entries.append(AuditEntry(
-            target=s.id, from_state=now.as_state() if now else None, to_state=None,
-            outcome="skipped", detail={"skip_reason": s.reason,
-                                       "observed": seen[s.id].__dict__ if s.id in seen else None}))
-    return entries
+def _entries(plan: Plan, locked: dict[str, JobRow], changed: dict[str, Changed],
+             skipped: tuple[Skipped, ...], seen: dict[str, ObservedJob]) -> list[AuditEntry]:
+    return [AuditEntry(target=row.id, from_state=locked[given].as_state(),
+                       to_state=plan.to_state, outcome="changed",
+                       detail={"new_lease_token": row.new_token})
+            for given, row in changed.items()] + skipped_entries(skipped, locked, seen)

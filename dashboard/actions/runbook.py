@@ -16,7 +16,7 @@ import psycopg
 from psycopg import sql
 
 from dashboard.actions.guards import FROM_ROLES, JobRow
-from dashboard.actions.jobs import _friendly, _rows
+from dashboard.actions.jobs import friendly_error, job_rows
 from dashboard.actions.results import ActionResult, ObservedJob
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
@@ -113,10 +113,10 @@ def select_batch(conn: psycopg.Connection, spec: QueueSpec, sel: Selection,
         params["after"] = after
     stmt = statement(spec, "actions/select_jobs", **parts, rows=rows, **clause)
     try:
-        found: list[JobRow] = _rows(conn, stmt, params)
+        found: list[JobRow] = job_rows(conn, stmt, params)
     except psycopg.Error as exc:
         conn.rollback()
-        raise (_friendly(exc, spec) or exc) from exc
+        raise (friendly_error(exc, spec) or exc) from exc
     conn.commit()  # the read is over before the batch is acted on
     return [r.observed() for r in found]
 
