@@ -4,7 +4,7 @@
                                           [--seconds 30] [--reuse]
 
 Builds queuetop_demo.jobs with ROWS rows in one INSERT … SELECT generate_series (1 %
-ready, 0.1 % running of which half past their lease, 3 % failed, 0.5 % dead, the rest
+ready, 0.1 % running of which half past their lease, about 3.5 % failed, 0.5 % dead, the rest
 done; created over the last days), VACUUM ANALYZE, then runs `queuetop export`'s poll
 loop (dashboard.exporter.Exporter) for SECONDS at INTERVAL and prints, side by side with
 a plain `SELECT status, count(*) … GROUP BY status` run at the same interval:
@@ -29,31 +29,11 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.big_queue import fill_jobs  # noqa: E402
 from bench.common import process_cpu_s, server  # noqa: E402
 from dashboard import config, db, schema  # noqa: E402
 from dashboard.exporter import Exporter  # noqa: E402
 
-BUILD_SQL = """
-INSERT INTO queuetop_demo.jobs (status, created_at, started_at, finished_at, worker,
-                                attempts, lease_token, leased_until, payload)
-SELECT s.status,
-       now() - make_interval(secs => (%(rows)s - g) * 0.05),
-       CASE WHEN s.status <> 'ready' THEN now() - make_interval(secs => g %% 600) END,
-       CASE WHEN s.status IN ('done', 'failed', 'dead') THEN now() END,
-       CASE WHEN s.status = 'running' THEN 'worker-' || g %% 8 END,
-       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
-       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
-       CASE WHEN s.status = 'running'
-            THEN now() + make_interval(secs => CASE WHEN g / 1000 %% 2 = 0 THEN 300 ELSE -300 END)
-       END,
-       'job ' || g
-FROM generate_series(1, %(rows)s) AS g
-CROSS JOIN LATERAL (SELECT CASE WHEN g %% 1000 < 10 THEN 'ready'
-                                WHEN g %% 1000 < 11 THEN 'running'
-                                WHEN g %% 1000 < 41 THEN 'failed'
-                                WHEN g %% 1000 < 46 THEN 'dead'
-                                ELSE 'done' END AS status) AS s
-"""
 NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
 
 
@@ -71,9 +51,7 @@ def build(dsn: str, rows: int, reuse: bool) -> None:
     with psycopg.connect(dsn) as conn:
         schema.init_demo(conn, reset=True)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("SET statement_timeout = 0")
-        conn.execute(BUILD_SQL, {"rows": rows})
-        conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
+        fill_jobs(conn, rows, ready=100, running=10, stale_percent=50)
     print(f"built queuetop_demo.jobs: {rows:,} rows in {time.monotonic() - started:.0f} s",
           flush=True)
 

@@ -40,6 +40,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.big_queue import fill_jobs  # noqa: E402
 from bench.common import server  # noqa: E402
 from dashboard import config, db, doctor, schema  # noqa: E402
 from dashboard.models import QueueSpec  # noqa: E402
@@ -47,26 +48,6 @@ from dashboard.monitor import Monitor  # noqa: E402
 from dashboard.monitor.budget import LoadMeter  # noqa: E402
 
 TABLE = "queuetop_demo.jobs"
-BUILD_SQL = """
-INSERT INTO queuetop_demo.jobs (status, created_at, started_at, finished_at, worker,
-                                attempts, lease_token, leased_until, payload)
-SELECT s.status,
-       now() - make_interval(secs => (%(rows)s - g) * 0.05),
-       CASE WHEN s.status <> 'ready' THEN now() - make_interval(secs => g %% 600) END,
-       CASE WHEN s.status IN ('done', 'failed', 'dead') THEN now() END,
-       CASE WHEN s.status = 'running' THEN 'worker-' || g %% 8 END,
-       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
-       CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
-       CASE WHEN s.status = 'running' THEN now() + make_interval(
-                secs => CASE WHEN g / 10000 %% 100 = 0 THEN -300 ELSE 86400 END) END,
-       'job ' || g
-FROM generate_series(1, %(rows)s) AS g
-CROSS JOIN LATERAL (SELECT CASE WHEN g %% 10000 < 8 THEN 'ready'
-                                WHEN g %% 10000 < 10 THEN 'running'
-                                WHEN g %% 1000 < 40 THEN 'failed'
-                                WHEN g %% 1000 < 45 THEN 'dead'
-                                ELSE 'done' END AS status) AS s
-"""
 NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
 ACTIVE = ("SELECT status, count(*) FROM queuetop_demo.jobs "
           "WHERE status IN ('ready', 'running') GROUP BY 1")
@@ -94,9 +75,7 @@ def build(dsn: str, rows: int) -> QueueSpec:
         schema.init_demo(conn, reset=True)
         conn.execute("DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx")
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("SET statement_timeout = 0")
-        conn.execute(BUILD_SQL, {"rows": rows})
-        conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
+        fill_jobs(conn, rows, ready=8, running=2, stale_percent=1)
         spec = config.validate(conn, config.load_preset("demo"))
     print(f"\nbuilt {TABLE}: {rows:,} rows in {time.monotonic() - started:.0f} s", flush=True)
     return spec
