@@ -26,6 +26,21 @@ MAX_EVERY_S = 300.0
 PACE_FLOOR_S = 0.02
 
 
+class DbTimer:
+    """The database time of a read: its wall time less this thread's own CPU time in it
+    (composing statements, decoding rows), which costs the server nothing. What is left
+    is the server's work and the wait for it (a busy client's scheduling delays too)."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def wall_s(self) -> float:
+        return time.perf_counter() - self.wall
+
+    def db_s(self) -> float:
+        return max(self.wall_s() - (time.thread_time() - self.cpu), 0.0)
+
+
 def period(cost_s: float, interval: float) -> float:
     """How often a section costing `cost_s` may be read."""
     if cost_s < PACE_FLOOR_S:

@@ -109,11 +109,13 @@ def index_count(spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPl
                 xids: list[str]) -> tuple[sql.Composed, dict[str, object]]:
     """Index mode's statement: a UNION ALL of one branch per exactly counted value."""
     params: dict[str, object] = {"xids": xids, "limit": ROW_LIMIT}
-    branches = []
-    for i, value in enumerate(plan.exact_values):
-        params[f"v{i}"] = value.value
-        branches.append(branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids)))
-    return sql.SQL("\nUNION ALL\n").join(branches), params
+    params.update({f"v{i}": value.value for i, value in enumerate(plan.exact_values)})
+    holders = bool(xids)
+    if holders not in plan.statements:  # the same on every poll of this plan
+        plan.statements[holders] = sql.SQL("\nUNION ALL\n").join(
+            branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids))
+            for i, value in enumerate(plan.exact_values))
+    return plan.statements[holders], params
 
 
 def one_pass_count(spec: QueueSpec, parts: dict[str, sql.Composable],

@@ -38,6 +38,9 @@ class CountPlan:
     mode: str  # "index" or "scan"
     values: tuple[ValuePlan, ...]
     made_at: float = field(default_factory=time.monotonic)
+    # index mode's statement, composed once per plan: with and without row-lock holders
+    statements: dict[bool, sql.Composed] = field(default_factory=dict, compare=False,
+                                                 repr=False)
 
     @property
     def exact_values(self) -> tuple[ValuePlan, ...]:

@@ -35,7 +35,7 @@ from dashboard.models import (
 )
 from dashboard.monitor import counts as counting
 from dashboard.monitor import finished, sessions
-from dashboard.monitor.budget import LoadMeter, Section
+from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
 from dashboard.queue_sql import queue_parts, statement
@@ -76,7 +76,7 @@ class Monitor:
     # --- one poll -----------------------------------------------------------------------
 
     def poll(self, conn: psycopg.Connection) -> Snapshot:
-        started = time.perf_counter()
+        timer = DbTimer()
         self._notes = []
         if self._server is not None and self._server[0] is not conn:
             for section in self.sections.values():  # back after an outage: read it all
@@ -98,9 +98,9 @@ class Monitor:
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
         self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
-        elapsed = time.perf_counter() - started
+        elapsed = timer.wall_s()
         now = self.clock()
-        self.meter.add(elapsed, now)
+        self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
@@ -225,14 +225,14 @@ class Monitor:
               table: bool = False, optional: bool = False) -> None:
         section = self.sections[name]
         self._set_timeout(conn, self._timeout_for(name))
-        t0 = time.perf_counter()
+        timer = DbTimer()
         try:
             data = self._guarded(conn, fn) if table else fn()
         except TableBlocked as exc:
             section.failed(str(exc), 0.0, self.clock(), self.interval, back_off=False)
             raise
         except errors.QueryCanceled:
-            cost = time.perf_counter() - t0
+            cost = timer.db_s()
             ms = self._timeout[1] if self._timeout else self._timeout_for(name)
             section.failed(f"timed out (statement_timeout {ms} ms)", cost,
                            self.clock(), self.interval)
@@ -242,7 +242,7 @@ class Monitor:
                 raise
             self._notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
             data = ()
-        section.succeeded(data, time.perf_counter() - t0, self.clock(), self.interval)
+        section.succeeded(data, timer.db_s(), self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
         if self._server is None or self._server[0] is not conn:
