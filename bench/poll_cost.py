@@ -24,8 +24,10 @@ minus this process's own CPU time in it.
 At the largest size it then runs one Monitor at --interval for --load-seconds per shape,
 as the dashboard does (the next poll armed when the last one ends), and prints its load:
 database time per second of wall time over the whole run (the first poll included) and
-as the header shows it (the last minute); and the sequential and index scans of the
-queue table each poll caused (pg_stat_user_tables deltas, flushed after every poll).
+as the header shows it (the last minute); the sequential and index scans of the queue
+table each poll caused (pg_stat_user_tables deltas, flushed after every poll); and what
+this machine adds to a statement run after an interval idle (a small VM's memory and CPU
+go cold between polls), measured side by side with the same statement back to back.
 """
 
 from __future__ import annotations
@@ -148,8 +150,8 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
         before = watcher.execute(SCANS).fetchone()
         started = time.monotonic()
         while time.monotonic() - started < seconds:
-            snap = monitor.poll(mon)
-            spent += snap.elapsed_ms / 1000
+            took, snap = db_time(lambda: monitor.poll(mon))
+            spent += took
             flush_stats(mon)
             after = watcher.execute(SCANS).fetchone()
             per_poll.append((after[0] - before[0], after[1] - before[1]))
@@ -165,6 +167,25 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
           f"max {max(i for _, i in per_poll)}")
     print("    sections: " + ", ".join(
         f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s" for s in snap.sections))
+    idle_penalty(dsn, interval)
+
+
+def idle_penalty(dsn: str, interval: float) -> None:
+    """What this machine adds to a statement run after `interval` idle: a small VM whose
+    memory and CPU go cold between polls makes every poll's statements cost more than
+    the same statements back to back (the compare table's)."""
+    probe = "SELECT 1"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for _ in range(WARMUP):
+            conn.execute(probe).fetchone()
+        hot = [db_time(lambda: conn.execute(probe).fetchone())[0] for _ in range(9)]
+        cold = []
+        for _ in range(9):
+            time.sleep(interval)
+            cold.append(db_time(lambda: conn.execute(probe).fetchone())[0])
+    print(f"    this machine: a SELECT 1 takes {statistics.median(hot) * 1000:.2f} ms "
+          f"back to back, {statistics.median(cold) * 1000:.2f} ms after {interval:g} s idle "
+          "(median database time): the polls above pay the second", flush=True)
 
 
 def print_table(rows: list[Row]) -> None:
