@@ -130,7 +130,8 @@ def matrix_db(server_dsn):
 def no_dashboard(monkeypatch):
     """A bad value that got through would open the dashboard, or serve metrics or the web
     page for ever: fail instead of hanging."""
-    from dashboard import exporter, web
+    from dashboard import exporter
+    from dashboard.ui import web
     from dashboard.ui.app import QueuetopApp
 
     def refuse(*args, **kwargs):
