@@ -9,8 +9,8 @@ the running ones past their lease), 3 % failed, 0.5 % dead, the rest done. Two s
 - "primary key only": the table as built;
 - "doctor's indexes": the CREATE INDEX statements `queuetop doctor` prints for it, run
   by this script (queuetop itself never runs DDL), then ANALYZE.
-Per shape, alternately (naive, fresh, warm, naive, …, so that a noisy neighbour hurts
-all alike), the median database time of
+Per shape, alternately (naive, fresh, warm, naive, warm, fresh, …, so that a noisy
+neighbour, or following the naive count, hurts all alike), the median database time of
 - the naive `SELECT status, count(*) … GROUP BY status` (a plain session: parallel
   workers allowed, as psql would run it);
 - a fresh poll: Monitor.poll on a fresh Monitor, every section read and the count plan
@@ -124,11 +124,14 @@ def compare(dsn: str, spec: QueueSpec, shape: str, rows: int, runs: int,
             every_section_due(kept).poll(mon)
         plain.execute(NAIVE_COUNT).fetchall()
         snap = None
-        for _ in range(runs):
+        for i in range(runs):
             naive.append(db_time(lambda: plain.execute(NAIVE_COUNT).fetchall())[0])
-            spent, snap = db_time(lambda: Monitor(spec, interval).poll(mon))
-            fresh.append(spent)
-            warm.append(db_time(lambda: every_section_due(kept).poll(mon))[0])
+            for kind in ("fresh", "warm") if i % 2 == 0 else ("warm", "fresh"):
+                if kind == "fresh":  # the poll right after the naive count alternates
+                    spent, snap = db_time(lambda: Monitor(spec, interval).poll(mon))
+                    fresh.append(spent)
+                else:
+                    warm.append(db_time(lambda: every_section_due(kept).poll(mon))[0])
     exact = all(snap.by_status.get(v, 0) == n for v, n in truth.items())
     ms = [statistics.median(x) * 1000 for x in (naive, fresh, warm)]
     return Row(shape, rows, *ms, snap.count_mode, snap.estimated, exact)
