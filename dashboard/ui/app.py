@@ -30,7 +30,7 @@ from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
 from dashboard.ui.signals import exit_on_signals
-from dashboard.ui.tab_labels import relabel
+from dashboard.ui.tab_labels import counted_label, relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import (
     DepthPlot,
@@ -307,12 +307,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._label_tabs()
 
     def _label_tabs(self) -> None:
-        """Tab labels name the table and count its rows; short ones on small terminals.
-
-        A count keeps the widest width it has had (blank cells after it), so the tab row
-        only moves when a count gains a digit: a moved tab lays the row out again and
-        slides the underline.
-        """
+        """Tab labels name the table and count its rows; short ones on small terminals."""
         compact = self.screen.has_class("-compact")
         tabs = self.query_one(TabbedContent)
         for pane_id, table_id, _ in PANELS:
@@ -321,9 +316,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             if table_id == "locks":
                 title = f"{title} ({table.describe()})"
             count = "?" if table_id == "stale" and self.stale_unknown else str(table.count())
-            digits = self._count_digits[pane_id] = max(self._count_digits.get(pane_id, 1),
-                                                       len(count))
-            label = f"{title} {count:<{digits}}"
+            label = counted_label(title, count, self._count_digits, pane_id)
             tab = tabs.get_tab(pane_id)
             if tab.label_text != label:
                 relabel(tab, label)

@@ -7,6 +7,14 @@ from textual.content import Content
 from textual.widgets import Static, Tab
 
 
+def counted_label(title: str, count: str, widths: dict[str, int], key: str) -> str:
+    """`title count`, the count keeping the widest width it has had under `key` (blank cells
+    after it), so that the tab row only moves when a count gains a digit: a moved tab lays
+    the row out again and slides the underline."""
+    widths[key] = max(widths.get(key, 1), len(count))
+    return f"{title} {count:<{widths[key]}}"
+
+
 def relabel(tab: Tab, label: str) -> None:
     """A new count of the same width is drawn in place: `tab.label = …` lays the whole screen
     out again (and moves the underline) on every poll, a sixth of a refresh's cost at 1,000
