@@ -123,12 +123,12 @@ def plan_counts(conn: psycopg.Connection, spec: QueueSpec,
     """Ask the planner, value by value: a few EXPLAINs sent together, no rows read."""
     roles = ACTIVE_ROLES + (() if spec.history else FINISHED_ROLES)
     asked = [(v, role) for role in roles for v in spec.values(role)]
-    tables = frozenset(r[0] for r in conn.execute(
-        queries.load("monitor/get_table_partitions"),
-        {"schema": spec.table.schema, "table": spec.table.name}).fetchall())
     with conn.pipeline():  # one round trip for all of them
+        partitions = conn.execute(queries.load("monitor/get_table_partitions"),
+                                  {"schema": spec.table.schema, "table": spec.table.name})
         cursors = [conn.execute(explain_statement(spec, parts, v, role),
                                 {"v": v, **EXPLAIN_PARAMS}) for v, role in asked]
+    tables = frozenset(r[0] for r in partitions.fetchall())
     values = tuple(value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"], tables)
                    for (v, role), cur in zip(asked, cursors, strict=True))
     active = [v for v in values if v.role in ACTIVE_ROLES]
