@@ -1,8 +1,9 @@
 """What a job action's guard checks and what its change fences, in words, from the spec.
 
-The guard itself is SQL (do_requeue.sql, do_dead_letter_*.sql): a column the spec lacks
-is compared as NULL to NULL there, so it guards nothing. These sentences say which
-columns really take part, so a confirmation never promises a fence the table lacks.
+The guard itself is SQL (actions/still_as_observed.sql, in every requeue and dead-letter
+statement): a column the spec lacks is compared as NULL to NULL there, so it guards
+nothing. These sentences say which columns really take part, so a confirmation never
+promises a fence the table lacks.
 """
 
 from __future__ import annotations

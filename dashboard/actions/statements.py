@@ -44,6 +44,15 @@ def job_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     return queue_parts(spec)
 
 
+def guarded_parts(spec: QueueSpec, action: str) -> dict[str, sql.Composable]:
+    """job_parts plus {guard}: the job row t still as the operator observed it (o), which
+    every guarded statement of `action` ("requeue" or "dead_letter") applies."""
+    parts = job_parts(spec)
+    guard = queries.expression("actions/still_as_observed").format(
+        **parts, refusal=parts[f"{action}_refusal"])
+    return {**parts, "guard": guard}
+
+
 def adapter_statement(spec: QueueSpec, name: str) -> bool:
     """Whether the spec's adapter replaces statement `name` with its own (its library's
     retry function or the columns its own retry changes)."""
@@ -98,7 +107,7 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     from_roles = FROM_ROLES["requeue"]
     name = "actions/do_requeue"
     if adapter_statement(spec, name):
-        stmt = statement(spec, name, **job_parts(spec))
+        stmt = statement(spec, name, **guarded_parts(spec, "requeue"))
         changes, fences = f"as {spec.adapter}'s own retry does (its SQL: {name})", False
     else:
         if isinstance(cols.status, Derived):
@@ -109,7 +118,7 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
         worker = None if spec.worker_element else cols.real("worker")
         cleared = [c for c in (worker, cols.real("lease_until")) if c]
         sets, fences = _generic_sets(spec, ready, *(_set(c, sql.SQL("NULL")) for c in cleared))
-        stmt = statement(spec, name, **job_parts(spec), assignments=sets)
+        stmt = statement(spec, name, **guarded_parts(spec, "requeue"), assignments=sets)
         changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared
                                                 else "")
     return Plan(
@@ -141,7 +150,7 @@ def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, rea
     value = dead_status(spec)
     name = "actions/do_dead_letter_status"
     if adapter_statement(spec, name):
-        stmt = statement(spec, name, **job_parts(spec))
+        stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"))
         changes, fences = f"as {spec.adapter}'s own discard does (its SQL: {name})", False
     else:
         if isinstance(cols.status, Derived):
@@ -150,7 +159,7 @@ def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, rea
         error = cols.real("last_error")
         sets, fences = _generic_sets(spec, value, *([_set(error, sql.SQL("%(reason)s"))]
                                                     if error else []))
-        stmt = statement(spec, name, **job_parts(spec), assignments=sets)
+        stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"), assignments=sets)
         changes = f"state set to {value!r}" + (f"; the reason into {error}" if error else "")
     return Plan(
         action="dead-letter", statement=stmt, from_roles=from_roles, to_state=value,
@@ -176,7 +185,7 @@ def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
                     "dead_by": sql.Placeholder("actor")}
     ident = sql.Identifier
     move = statement(
-        spec, "actions/do_dead_letter_move", **job_parts(spec),
+        spec, "actions/do_dead_letter_move", **guarded_parts(spec, "dead_letter"),
         moved_columns=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in columns),
         dead_table=ident(*dead.parts()),
         dead_columns=sql.SQL(", ").join(ident(c) for c in columns + extras),

@@ -9,14 +9,7 @@ WITH requeued AS (
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
     WHERE t.{id} = o.id::{id_type}
-      AND {state}::text = o.status
-      AND o.status = ANY (%(from_values)s::text[])
-      AND {worker}::text IS NOT DISTINCT FROM o.worker
-      AND {lease_token}::text IS NOT DISTINCT FROM o.lease_token
-      AND {requeue_refusal} IS NULL
-      AND (%(force)s
-           OR o.status <> ALL (%(running_values)s::text[])
-           OR {is_stale})
+      AND {guard}
     RETURNING o.id AS queuetop_given, t.{id}::text AS id, {lease_token}::text AS new_token,
               o.lease_token AS old_claim,
               (SELECT left(c.relname, -length('jobs')) || 'events'

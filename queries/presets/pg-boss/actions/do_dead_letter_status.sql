@@ -8,14 +8,7 @@ WITH failed AS (
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
     WHERE t.{id} = o.id::{id_type}
-      AND {state}::text = o.status
-      AND o.status = ANY (%(from_values)s::text[])
-      AND {worker}::text IS NOT DISTINCT FROM o.worker
-      AND {lease_token}::text IS NOT DISTINCT FROM o.lease_token
-      AND {dead_letter_refusal} IS NULL
-      AND (%(force)s
-           OR o.status <> ALL (%(running_values)s::text[])
-           OR {is_stale})
+      AND {guard}
     RETURNING o.id AS queuetop_given, t.{id}::text AS id, {lease_token}::text AS new_token,
               t.id AS job_id, t.name, t.priority, t.data, t.dead_letter, t.singleton_key,
               t.group_id, t.group_tier, t.created_on, t.retry_count, t.output, t.source_root_id,

@@ -4,14 +4,7 @@ WITH target AS (
     FROM {table} AS t
     JOIN unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token) ON t.{id} = o.id::{id_type}
-    WHERE {state}::text = o.status
-      AND o.status = ANY (%(from_values)s::text[])
-      AND {worker}::text IS NOT DISTINCT FROM o.worker
-      AND {lease_token}::text IS NOT DISTINCT FROM o.lease_token
-      AND {dead_letter_refusal} IS NULL
-      AND (%(force)s
-           OR o.status <> ALL (%(running_values)s::text[])
-           OR {is_stale})
+    WHERE {guard}
 ),
 claims AS (
     DELETE FROM solid_queue_claimed_executions AS c USING target
