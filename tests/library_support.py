@@ -15,9 +15,11 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import psycopg
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,3 +97,16 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
 
 def this_python() -> str:
     return sys.executable
+
+
+def rows(dsn: str, query: str, *params) -> list[tuple]:
+    """A plain read on a fresh autocommit session (the test's view of the library's tables)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def side_effects(dsn: str, job_id: int) -> Counter:
+    """What a test app's task did for one job (its side_effects rows, by event), to tell a
+    job run exactly once from one run twice."""
+    return Counter(event for (event,) in rows(
+        dsn, "SELECT event FROM side_effects WHERE job_id = %s", job_id))

@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from helpers import wait_until
 from library_apps import pgqueuer_app
-from library_support import kill_group, spawn
+from library_support import kill_group, rows, side_effects, spawn
 from pgqueuer import Queries
 
 from dashboard import config, db, monitor, schema
@@ -73,16 +73,6 @@ def workers(tmp_path: Path) -> Iterator:
     yield start
     for proc in started:
         kill_group(proc)
-
-
-def rows(dsn: str, query: str, *params) -> list[tuple]:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        return conn.execute(query, params).fetchall()
-
-
-def side_effects(dsn: str, job_id: int) -> Counter:
-    return Counter(event for (event,) in rows(
-        dsn, "SELECT event FROM side_effects WHERE job_id = %s", job_id))
 
 
 def job_log(dsn: str, job_id: int) -> list[str]:
