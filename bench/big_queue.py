@@ -32,10 +32,12 @@ CROSS JOIN LATERAL (SELECT CASE WHEN g %% 10000 < %(ready)s THEN 'ready'
 """
 
 
-def fill_jobs(conn: psycopg.Connection, rows: int, *, ready: int, running: int,
-              stale_percent: int) -> None:
+def fill_jobs(
+    conn: psycopg.Connection, rows: int, *, ready: int, running: int, stale_percent: int
+) -> None:
     """Insert the rows into an empty queuetop_demo.jobs, then VACUUM ANALYZE it (autocommit)."""
     conn.execute("SET statement_timeout = 0")
-    conn.execute(FILL_SQL, {"rows": rows, "ready": ready, "running": running,
-                            "stale_percent": stale_percent})
+    conn.execute(
+        FILL_SQL, {"rows": rows, "ready": ready, "running": running, "stale_percent": stale_percent}
+    )
     conn.execute("VACUUM ANALYZE queuetop_demo.jobs")

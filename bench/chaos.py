@@ -36,9 +36,10 @@ from typing import Any
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from dashboard import config, db, schema  # noqa: E402
+from dashboard import config, db  # noqa: E402
 from dashboard.actions import TableAudit  # noqa: E402
 from dashboard.loadgen import LoadGenerator, LoadSettings  # noqa: E402
+from dashboard.setup import schema  # noqa: E402
 
 SQL_DIR = Path(__file__).resolve().parent / "chaos_sql"
 SETUP = ("create_schema", "create_transitions", "create_log_function", "create_log_trigger")
@@ -62,8 +63,18 @@ class Plan:
     seed: int | None = None
 
 
-SHORT = Plan(jobs=300, workers=3, work_ms=10.0, lease_s=1.0, kills=1, terminations=1,
-             restarts=1, stops=1, produce_over_s=8.0, recovery_timeout_s=90.0)
+SHORT = Plan(
+    jobs=300,
+    workers=3,
+    work_ms=10.0,
+    lease_s=1.0,
+    kills=1,
+    terminations=1,
+    restarts=1,
+    stops=1,
+    produce_over_s=8.0,
+    recovery_timeout_s=90.0,
+)
 
 
 @dataclass
@@ -85,8 +96,9 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.done_twice or self.double_claims
-                    or self.claimed_while_running)
+        return not (
+            self.lost or self.done_twice or self.double_claims or self.claimed_while_running
+        )
 
 
 def sql_text(name: str) -> str:
@@ -136,12 +148,18 @@ class Chaos:
         return [w for w in gen.stats().workers if w.alive and w.connected]
 
     def settle(self, gen: LoadGenerator, what: str) -> None:
-        wait_for(f"{self.plan.workers} live workers ({what})",
-                 lambda: (s := gen.stats()).live_workers == self.plan.workers
-                 and not s.reconnecting, timeout=90)
+        wait_for(
+            f"{self.plan.workers} live workers ({what})",
+            lambda: (s := gen.stats()).live_workers == self.plan.workers and not s.reconnecting,
+            timeout=90,
+        )
         done = gen.stats().totals["completed"]
-        wait_for(f"progress after {what}", lambda: gen.stats().totals["completed"] > done
-                 or self.query("count_unfinished")[0][0] == 0)
+        wait_for(
+            f"progress after {what}",
+            lambda: (
+                gen.stats().totals["completed"] > done or self.query("count_unfinished")[0][0] == 0
+            ),
+        )
 
     def kill_worker(self, gen: LoadGenerator) -> None:
         victim = self.rng.choice(self.live(gen))
@@ -156,8 +174,12 @@ class Chaos:
         [(n,)] = self.query("terminate_workers")
         self.say(f"pg_terminate_backend on {n} worker sessions")
         # each worker notices at its next statement and comes back as a new session
-        wait_for("every worker on a new session", lambda: len(
-            [w for w in self.live(gen) if w.session not in before]) == self.plan.workers)
+        wait_for(
+            "every worker on a new session",
+            lambda: (
+                len([w for w in self.live(gen) if w.session not in before]) == self.plan.workers
+            ),
+        )
         self.settle(gen, "the terminated backends")
 
     def restart_server(self, gen: LoadGenerator) -> None:
@@ -184,9 +206,11 @@ class Chaos:
         ids = [row[0] for row in held]
         self.say(f"SIGSTOP {victim.session} holding job {ids[0]} (lease {self.plan.lease_s:g}s)")
         try:
-            wait_for("the stopped worker's job to be rescued",
-                     lambda: self.query("count_rescues_of_jobs", {"ids": ids})[0][0] >= 1,
-                     timeout=self.plan.lease_s * 10 + 30)
+            wait_for(
+                "the stopped worker's job to be rescued",
+                lambda: self.query("count_rescues_of_jobs", {"ids": ids})[0][0] >= 1,
+                timeout=self.plan.lease_s * 10 + 30,
+            )
             self.say(f"job {ids[0]} rescued (lease expired); SIGCONT {victim.session}")
         finally:
             os.kill(victim.pid, signal.SIGCONT)
@@ -216,10 +240,15 @@ class Chaos:
     def run(self) -> Outcome:
         p = self.plan
         spec = self.prepare()
-        settings = LoadSettings(workers=p.workers, prefill=p.jobs // 2,
-                                rate=(p.jobs - p.jobs // 2) / p.produce_over_s,
-                                work_ms=p.work_ms, lease_s=p.lease_s, fail_rate=p.fail_rate,
-                                seed=p.seed)
+        settings = LoadSettings(
+            workers=p.workers,
+            prefill=p.jobs // 2,
+            rate=(p.jobs - p.jobs // 2) / p.produce_over_s,
+            work_ms=p.work_ms,
+            lease_s=p.lease_s,
+            fail_rate=p.fail_rate,
+            seed=p.seed,
+        )
         gen = LoadGenerator(self.dsn, spec, settings, rescue=TableAudit())
         gen.start()
         try:
@@ -228,18 +257,29 @@ class Chaos:
             gen.stop()
             gen.wait(60)
         snap = gen.stats()
-        return replace(outcome, double_claims=snap.double_claims,
-                       reported_completed=snap.totals["completed"],
-                       fenced=snap.totals["fenced"])
+        return replace(
+            outcome,
+            double_claims=snap.double_claims,
+            reported_completed=snap.totals["completed"],
+            fenced=snap.totals["fenced"],
+        )
 
     def _torture(self, gen: LoadGenerator) -> Outcome:
         p = self.plan
-        self.say(f"start: {p.workers} workers, {p.jobs // 2} jobs queued, the rest over "
-                 f"{p.produce_over_s:g}s")
+        self.say(
+            f"start: {p.workers} workers, {p.jobs // 2} jobs queued, the rest over "
+            f"{p.produce_over_s:g}s"
+        )
         self.settle(gen, "the start")
         holder, held_job = self.hold_a_row()
-        faults = fault_order(p.kills, p.terminations, p.restarts, self.kill_worker,
-                             self.terminate_backends, self.restart_server)
+        faults = fault_order(
+            p.kills,
+            p.terminations,
+            p.restarts,
+            self.kill_worker,
+            self.terminate_backends,
+            self.restart_server,
+        )
         stopped: list[int] = []
         for i, fault in enumerate(faults):
             fault(gen)
@@ -251,19 +291,31 @@ class Chaos:
         wait_for("every job to be produced", lambda: gen.stats().enqueued >= p.jobs, 120)
         gen.pause_producer()
         self.say(f"producer paused at {gen.stats().enqueued} jobs; recovery")
-        wait_for("nothing ready or running", lambda: self.query("count_unfinished")[0][0] == 0,
-                 timeout=p.recovery_timeout_s)
+        wait_for(
+            "nothing ready or running",
+            lambda: self.query("count_unfinished")[0][0] == 0,
+            timeout=p.recovery_timeout_s,
+        )
         self.say("recovered: nothing ready or running")
         [row] = self.query("get_outcome")
         held = self.query("get_job", {"id": held_job})
-        return Outcome(*row, faults=self.faults,
-                       stopped_job_rescued=bool(stopped) and self.query(
-                           "count_rescues_of_jobs", {"ids": stopped})[0][0] >= 1,
-                       held_job_done=bool(held) and held[0][0] in ("done", "dead"))
+        return Outcome(
+            *row,
+            faults=self.faults,
+            stopped_job_rescued=bool(stopped)
+            and self.query("count_rescues_of_jobs", {"ids": stopped})[0][0] >= 1,
+            held_job_done=bool(held) and held[0][0] in ("done", "dead"),
+        )
 
 
-def fault_order(kills: int, terminations: int, restarts: int, kill: Callable,
-                terminate: Callable, restart: Callable) -> list[Callable]:
+def fault_order(
+    kills: int,
+    terminations: int,
+    restarts: int,
+    kill: Callable,
+    terminate: Callable,
+    restart: Callable,
+) -> list[Callable]:
     """A kill first (the held row outlives it), then kills and terminations taking turns,
     each restart in the middle of them."""
     turns = [kill] if kills else []
@@ -281,10 +333,18 @@ def fault_order(kills: int, terminations: int, restarts: int, kill: Callable,
 
 def start_elsewhere(pgdata: Path) -> None:
     """Start the server from another process: this one caches the stopped server's handle."""
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                    "from dashboard import db; db.start_embedded(Path(sys.argv[1]))",
-                    str(pgdata)], check=True, timeout=120,
-                   cwd=str(Path(__file__).resolve().parent.parent))
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; "
+            "from dashboard import db; db.start_embedded(Path(sys.argv[1]))",
+            str(pgdata),
+        ],
+        check=True,
+        timeout=120,
+        cwd=str(Path(__file__).resolve().parent.parent),
+    )
 
 
 def run_chaos(plan: Plan, home: Path, say: Callable[[str], None] = print) -> Outcome:
@@ -299,25 +359,28 @@ def run_chaos(plan: Plan, home: Path, say: Callable[[str], None] = print) -> Out
 
 def report(plan: Plan, out: Outcome) -> str:
     lower = out.done > out.reported_completed
-    return "\n".join([
-        "result (ground truth: a trigger logged every state change, "
-        f"{out.transitions} in all)",
-        f"  produced        {out.produced:6d}",
-        f"  done            {out.done:6d}",
-        f"  dead            {out.dead:6d}   (failed on every attempt, {plan.fail_rate:.0%} of "
-        "attempts fail; or rescued past max_attempts)",
-        f"  lost            {out.lost:6d}",
-        f"  done twice      {out.done_twice:6d}",
-        f"  double claims   {out.double_claims:6d}   (ledger of the load generator; "
-        f"claimed while running in the log: {out.claimed_while_running})",
-        f"  rescued         {out.rescued:6d}   expired leases requeued by the audited rescuer",
-        f"  fenced          {out.fenced:6d}   late writes refused by the lease token",
-        f"  workers said    {out.reported_completed:6d}   completed"
-        + ("  (a lower bound: a killed worker takes its last reports with it)" if lower else ""),
-        f"  stopped worker's job rescued: {'yes' if out.stopped_job_rescued else 'no'}; "
-        f"held row finished: {'yes' if out.held_job_done else 'no'}",
-        "OK: nothing lost, nothing done twice" if out.ok else "FAILED",
-    ])
+    return "\n".join(
+        [
+            f"result (ground truth: a trigger logged every state change, {out.transitions} in all)",
+            f"  produced        {out.produced:6d}",
+            f"  done            {out.done:6d}",
+            f"  dead            {out.dead:6d}   (failed on every attempt, {plan.fail_rate:.0%} of "
+            "attempts fail; or rescued past max_attempts)",
+            f"  lost            {out.lost:6d}",
+            f"  done twice      {out.done_twice:6d}",
+            f"  double claims   {out.double_claims:6d}   (ledger of the load generator; "
+            f"claimed while running in the log: {out.claimed_while_running})",
+            f"  rescued         {out.rescued:6d}   expired leases requeued by the audited rescuer",
+            f"  fenced          {out.fenced:6d}   late writes refused by the lease token",
+            f"  workers said    {out.reported_completed:6d}   completed"
+            + (
+                "  (a lower bound: a killed worker takes its last reports with it)" if lower else ""
+            ),
+            f"  stopped worker's job rescued: {'yes' if out.stopped_job_rescued else 'no'}; "
+            f"held row finished: {'yes' if out.held_job_done else 'no'}",
+            "OK: nothing lost, nothing done twice" if out.ok else "FAILED",
+        ]
+    )
 
 
 def main() -> int:
@@ -328,12 +391,20 @@ def main() -> int:
     parser.add_argument("--seed", type=int)
     args = parser.parse_args()
     plan = SHORT if args.short else Plan()
-    plan = replace(plan, **{k: v for k, v in (("jobs", args.jobs), ("workers", args.workers),
-                                              ("seed", args.seed)) if v is not None})
-    print(f"chaos: {plan.jobs} jobs, {plan.workers} workers, work {plan.work_ms:g} ms, lease "
-          f"{plan.lease_s:g}s, fail rate {plan.fail_rate:g}; {plan.kills} kills, "
-          f"{plan.terminations} backend terminations, {plan.restarts} restarts, "
-          f"{plan.stops} stopped workers, an idle transaction holding a row")
+    plan = replace(
+        plan,
+        **{
+            k: v
+            for k, v in (("jobs", args.jobs), ("workers", args.workers), ("seed", args.seed))
+            if v is not None
+        },
+    )
+    print(
+        f"chaos: {plan.jobs} jobs, {plan.workers} workers, work {plan.work_ms:g} ms, lease "
+        f"{plan.lease_s:g}s, fail rate {plan.fail_rate:g}; {plan.kills} kills, "
+        f"{plan.terminations} backend terminations, {plan.restarts} restarts, "
+        f"{plan.stops} stopped workers, an idle transaction holding a row"
+    )
     home = Path(tempfile.mkdtemp(prefix="queuetop-chaos-"))
     try:
         outcome = run_chaos(plan, home)

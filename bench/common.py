@@ -12,11 +12,12 @@ from pathlib import Path
 
 import psycopg
 
-from dashboard import config, db, schema
+from dashboard import config, db
 from dashboard.loadgen import LoadGenerator, LoadSettings
 from dashboard.loadgen.producer import enqueue
 from dashboard.loadgen.strategies import build
 from dashboard.models import QueueSpec
+from dashboard.setup import schema
 
 
 @contextmanager
@@ -54,8 +55,9 @@ def process_cpu_s(pid: int | None) -> float:
         return 0.0
 
 
-def loadgen_throughput(dsn: str, spec: QueueSpec, settings: LoadSettings,
-                       seconds: float) -> tuple[float, int, float]:
+def loadgen_throughput(
+    dsn: str, spec: QueueSpec, settings: LoadSettings, seconds: float
+) -> tuple[float, int, float]:
     """Completed jobs/s over `seconds` once every worker is connected; lock waits; the
     workers' CPU microseconds per completed job."""
     with LoadGenerator(dsn, spec, settings) as gen:

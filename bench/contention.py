@@ -36,16 +36,20 @@ def main() -> None:
             cells = []
             for strategy in STRATEGIES:
                 spec = fresh_demo(dsn, int(n * one_per_w * (args.seconds + 10)) + 100)
-                settings = LoadSettings(workers=n, strategy=strategy, hold_tx=True,
-                                        work_ms=args.work_ms)
+                settings = LoadSettings(
+                    workers=n, strategy=strategy, hold_tx=True, work_ms=args.work_ms
+                )
                 cells.append(loadgen_throughput(dsn, spec, settings, args.seconds)[:2])
             rows.append((n, cells))
-    print(f"hold-transaction mode, work W = {args.work_ms:g} ms (1/W = {one_per_w:.0f} jobs/s), "
-          f"{args.seconds:g}s per cell; jobs/s (claims that waited on a row lock)")
+    print(
+        f"hold-transaction mode, work W = {args.work_ms:g} ms (1/W = {one_per_w:.0f} jobs/s), "
+        f"{args.seconds:g}s per cell; jobs/s (claims that waited on a row lock)"
+    )
     print(f"{'workers':>7}  {'N/W':>6}  {'skip-locked':>18}  {'for-update':>18}")
     for n, ((sl, sl_waits), (fu, fu_waits)) in rows:
-        print(f"{n:>7}  {n * one_per_w:>6.0f}  {sl:>9.1f} ({sl_waits:>5})  "
-              f"{fu:>9.1f} ({fu_waits:>5})")
+        print(
+            f"{n:>7}  {n * one_per_w:>6.0f}  {sl:>9.1f} ({sl_waits:>5})  {fu:>9.1f} ({fu_waits:>5})"
+        )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 Builds queuetop_demo.jobs with ROWS rows in one INSERT … SELECT generate_series (1 %
 ready, 0.1 % running of which half past their lease, about 3.5 % failed, 0.5 % dead, the rest
 done; created over the last days), VACUUM ANALYZE, then runs `queuetop export`'s poll
-loop (dashboard.exporter.Exporter) for SECONDS at INTERVAL and prints, side by side with
+loop (dashboard.metrics.exporter.Exporter) for SECONDS at INTERVAL and prints, side by side with
 a plain `SELECT status, count(*) … GROUP BY status` run at the same interval:
 - wall time per poll, and poll time per second of wall time (what
   rate(queuetop_poll_duration_seconds_sum[5m]) reports in production);
@@ -31,8 +31,9 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.big_queue import fill_jobs  # noqa: E402
 from bench.common import process_cpu_s, server  # noqa: E402
-from dashboard import config, db, schema  # noqa: E402
-from dashboard.exporter import Exporter  # noqa: E402
+from dashboard import config, db  # noqa: E402
+from dashboard.metrics.exporter import Exporter  # noqa: E402
+from dashboard.setup import schema  # noqa: E402
 
 NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
 
@@ -52,8 +53,9 @@ def build(dsn: str, rows: int, reuse: bool) -> None:
         schema.init_demo(conn, reset=True)
     with psycopg.connect(dsn, autocommit=True) as conn:
         fill_jobs(conn, rows, ready=100, running=10, stale_percent=50)
-    print(f"built queuetop_demo.jobs: {rows:,} rows in {time.monotonic() - started:.0f} s",
-          flush=True)
+    print(
+        f"built queuetop_demo.jobs: {rows:,} rows in {time.monotonic() - started:.0f} s", flush=True
+    )
 
 
 def _stat_fields(pid: int) -> list[str]:
@@ -103,10 +105,16 @@ def measure_export(dsn: str, interval: float, seconds: float) -> dict:
     cpu = server_cpu_s(postmaster) - cpu0
     snap = exporter.snapshot
     exporter.close()
-    return {"polls": polls, "per_poll_ms": (exporter.poll_seconds_sum - sum0) / polls * 1000,
-            "db_per_s": (exporter.poll_seconds_sum - sum0) / wall, "cpu_per_s": cpu / wall,
-            "errors": sum(exporter.errors.values()), "estimated": snap.estimated,
-            "counts": snap.counts, "stale": len(snap.stale_leases)}
+    return {
+        "polls": polls,
+        "per_poll_ms": (exporter.poll_seconds_sum - sum0) / polls * 1000,
+        "db_per_s": (exporter.poll_seconds_sum - sum0) / wall,
+        "cpu_per_s": cpu / wall,
+        "errors": sum(exporter.errors.values()),
+        "estimated": snap.estimated,
+        "counts": snap.counts,
+        "stale": len(snap.stale_leases),
+    }
 
 
 def measure_naive(dsn: str, interval: float, runs: int) -> dict:
@@ -119,16 +127,24 @@ def measure_naive(dsn: str, interval: float, runs: int) -> dict:
             times.append(time.perf_counter() - started)
             cpu += server_cpu_s(postmaster) - cpu0
     per_run = statistics.median(times)
-    return {"polls": runs, "per_poll_ms": per_run * 1000, "db_per_s": per_run / interval,
-            "cpu_per_s": cpu / runs / interval}
+    return {
+        "polls": runs,
+        "per_poll_ms": per_run * 1000,
+        "db_per_s": per_run / interval,
+        "cpu_per_s": cpu / runs / interval,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn")
     parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--interval", type=float, default=2.0,
-                        help="poll interval (the dashboard's default; export's is 15 s)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=2.0,
+        help="poll interval (the dashboard's default; export's is 15 s)",
+    )
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--naive-runs", type=int, default=3)
     parser.add_argument("--reuse", action="store_true")
@@ -137,17 +153,25 @@ def main() -> None:
         build(dsn, args.rows, args.reuse)
         export = measure_export(dsn, args.interval, args.seconds)
         naive = measure_naive(dsn, args.interval, args.naive_runs)
-    print(f"\n{args.rows:,} rows, one poll every {args.interval:g} s, export measured over "
-          f"{args.seconds:g} s ({export['polls']} polls, {export['errors']} failed)")
-    print(f"  export saw {export['counts']}, estimated {list(export['estimated'])}, "
-          f"{export['stale']} stale leases")
+    print(
+        f"\n{args.rows:,} rows, one poll every {args.interval:g} s, export measured over "
+        f"{args.seconds:g} s ({export['polls']} polls, {export['errors']} failed)"
+    )
+    print(
+        f"  export saw {export['counts']}, estimated {list(export['estimated'])}, "
+        f"{export['stale']} stale leases"
+    )
     print(f"  {'':24} {'per poll':>10} {'DB time per s':>15} {'server CPU per s':>18}")
     for name, row in (("queuetop export", export), ("naive GROUP BY count", naive)):
-        print(f"  {name:24} {row['per_poll_ms']:8.1f}ms {row['db_per_s'] * 1000:11.1f}ms/s "
-              f"{row['cpu_per_s'] * 1000:14.1f}ms/s")
-    print(f"  naive / export: {naive['per_poll_ms'] / export['per_poll_ms']:.1f}x per poll; "
-          f"export's share of wall time {export['db_per_s'] * 100:.2f} % at {args.interval:g} s, "
-          f"{export['per_poll_ms'] / 1000 / 15 * 100:.2f} % at export's default 15 s")
+        print(
+            f"  {name:24} {row['per_poll_ms']:8.1f}ms {row['db_per_s'] * 1000:11.1f}ms/s "
+            f"{row['cpu_per_s'] * 1000:14.1f}ms/s"
+        )
+    print(
+        f"  naive / export: {naive['per_poll_ms'] / export['per_poll_ms']:.1f}x per poll; "
+        f"export's share of wall time {export['db_per_s'] * 100:.2f} % at {args.interval:g} s, "
+        f"{export['per_poll_ms'] / 1000 / 15 * 100:.2f} % at export's default 15 s"
+    )
 
 
 if __name__ == "__main__":

@@ -32,10 +32,11 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import server  # noqa: E402
-from dashboard import config, db, schema  # noqa: E402
+from dashboard import config, db  # noqa: E402
 from dashboard.loadgen import LoadGenerator, LoadSettings  # noqa: E402
 from dashboard.models import QueueSpec, Snapshot  # noqa: E402
 from dashboard.monitor import Monitor  # noqa: E402
+from dashboard.setup import schema  # noqa: E402
 
 BACKLOG_SQL = """
 INSERT INTO queuetop_demo.jobs (status, created_at, started_at, finished_at, attempts, payload)
@@ -60,8 +61,10 @@ def build(dsn: str, backlog: int) -> QueueSpec:
         conn.execute(BACKLOG_SQL, {"rows": backlog})
         conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
         spec = config.validate(conn, config.load_preset("demo"))
-    print(f"built queuetop_demo.jobs: {backlog:,} done jobs in "
-          f"{time.monotonic() - started:.0f} s", flush=True)
+    print(
+        f"built queuetop_demo.jobs: {backlog:,} done jobs in {time.monotonic() - started:.0f} s",
+        flush=True,
+    )
     return spec
 
 
@@ -116,8 +119,7 @@ def prepare(dsn: str, ready: int) -> None:
 def completed(gen: LoadGenerator) -> int:
     stats = gen.stats()
     if stats.errors or stats.double_claims:
-        raise SystemExit(f"load generator: {stats.errors[:1]}, "
-                         f"{stats.double_claims} double claims")
+        raise SystemExit(f"load generator: {stats.errors[:1]}, {stats.double_claims} double claims")
     return stats.totals["completed"]
 
 
@@ -128,12 +130,17 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=2.0, help="seconds per window")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--backlog", type=int, default=1_000_000)
-    parser.add_argument("--ready", type=int, default=30_000,
-                        help="ready jobs at the start of each window (they must not run out)")
+    parser.add_argument(
+        "--ready",
+        type=int,
+        default=30_000,
+        help="ready jobs at the start of each window (they must not run out)",
+    )
     parser.add_argument("--interval", type=float, default=1.0)
     args = parser.parse_args()
-    order = [on for k in range(args.rounds) for on in ((False, True) if k % 2 == 0
-                                                        else (True, False))]
+    order = [
+        on for k in range(args.rounds) for on in ((False, True) if k % 2 == 0 else (True, False))
+    ]
     rates: dict[bool, list[float]] = {False: [], True: []}
     with server(args.dsn) as dsn:
         spec = build(dsn, args.backlog)
@@ -157,8 +164,11 @@ def main() -> None:
                 if on:
                     dashboard.active.set()
                 time.sleep(SETTLE_S)
-                spent0, cpu0, server0 = (dashboard.spent_s, dashboard.client_cpu_s,
-                                         backend_cpu_s(backend))
+                spent0, cpu0, server0 = (
+                    dashboard.spent_s,
+                    dashboard.client_cpu_s,
+                    backend_cpu_s(backend),
+                )
                 done0, t0 = completed(gen), time.monotonic()
                 time.sleep(args.window)
                 done1, t1 = completed(gen), time.monotonic()
@@ -172,8 +182,10 @@ def main() -> None:
                 with psycopg.connect(dsn) as conn:
                     if conn.execute(READY_LEFT).fetchone()[0] == 0:
                         raise SystemExit("the ready jobs ran out within a window: raise --ready")
-                print(f"  {'with' if on else 'without':7} a dashboard: "
-                      f"{rates[on][-1]:.0f} jobs/s", flush=True)
+                print(
+                    f"  {'with' if on else 'without':7} a dashboard: {rates[on][-1]:.0f} jobs/s",
+                    flush=True,
+                )
         dashboard.stop.set()
         dashboard.join()
     if dashboard.errors:
@@ -185,22 +197,32 @@ def main() -> None:
     quartiles = statistics.quantiles(ratios, n=4)
     total = sum(with_) / sum(without)
     last = dashboard.last
-    print(f"\n{args.workers} workers at full speed, {args.rounds} pairs of {args.window:g} s "
-          f"windows (off-on-on-off …), {args.backlog:,} finished jobs in the table, ready "
-          f"jobs topped up to {args.ready:,} before each pair, {os.cpu_count()} CPUs")
+    print(
+        f"\n{args.workers} workers at full speed, {args.rounds} pairs of {args.window:g} s "
+        f"windows (off-on-on-off …), {args.backlog:,} finished jobs in the table, ready "
+        f"jobs topped up to {args.ready:,} before each pair, {os.cpu_count()} CPUs"
+    )
     print("| window | jobs/s (median) | windows |\n| --- | ---: | --- |")
     print(f"| without a dashboard | {a:.0f} | {', '.join(f'{x:.0f}' for x in without)} |")
-    print(f"| with a dashboard polling every {args.interval:g} s | {b:.0f} | "
-          f"{', '.join(f'{x:.0f}' for x in with_)} |")
-    print(f"throughput with/without: {total:.3f} (all jobs), {b / a:.3f} (medians), "
-          f"{paired:.3f} (median of the pairs, whose middle half spans {quartiles[0]:.3f} to "
-          f"{quartiles[2]:.3f}); target >= 0.98")
-    print(f"the dashboard while on: {dashboard.polls} polls, database time "
-          f"{spent / on_s:.2%} of wall time; CPU of its server backend {server_cpu / on_s:.2%} "
-          f"and of its own thread {client_cpu / on_s:.2%} of one core; {last.count_mode} "
-          f"mode, estimated {list(last.estimated) or 'nothing'}")
-    print("  sections: " + ", ".join(f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s"
-                                     for s in last.sections))
+    print(
+        f"| with a dashboard polling every {args.interval:g} s | {b:.0f} | "
+        f"{', '.join(f'{x:.0f}' for x in with_)} |"
+    )
+    print(
+        f"throughput with/without: {total:.3f} (all jobs), {b / a:.3f} (medians), "
+        f"{paired:.3f} (median of the pairs, whose middle half spans {quartiles[0]:.3f} to "
+        f"{quartiles[2]:.3f}); target >= 0.98"
+    )
+    print(
+        f"the dashboard while on: {dashboard.polls} polls, database time "
+        f"{spent / on_s:.2%} of wall time; CPU of its server backend {server_cpu / on_s:.2%} "
+        f"and of its own thread {client_cpu / on_s:.2%} of one core; {last.count_mode} "
+        f"mode, estimated {list(last.estimated) or 'nothing'}"
+    )
+    print(
+        "  sections: "
+        + ", ".join(f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s" for s in last.sections)
+    )
 
 
 if __name__ == "__main__":

@@ -56,16 +56,18 @@ def pgbench_script(dsn: str, spec) -> str:
             for name, var in pgbench_vars.items():
                 text = text.replace(f"%({name})s", var)
             text = cur.mogrify(text, params)
-            return "\n".join(line for line in text.splitlines()
-                             if not line.lstrip().startswith("--"))
+            return "\n".join(
+                line for line in text.splitlines() if not line.lstrip().startswith("--")
+            )
 
         claim = render(queue_sql.claims["skip-locked"])
         complete = render(queue_sql.complete, id=":id", token=":token")
     return f"{claim}\n\\gset\n{complete};\n"
 
 
-def pgbench_throughput(dsn: str, script: str, clients: int, seconds: float,
-                       mode: str = "prepared") -> tuple[float, float]:
+def pgbench_throughput(
+    dsn: str, script: str, clients: int, seconds: float, mode: str = "prepared"
+) -> tuple[float, float]:
     """Transactions (= jobs) per second, and pgbench's CPU microseconds per job."""
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
@@ -73,9 +75,25 @@ def pgbench_throughput(dsn: str, script: str, clients: int, seconds: float,
     try:
         params = conninfo.conninfo_to_dict(dsn)
         out = subprocess.run(
-            [str(pgbench_path()), "-n", "-M", mode, "-f", f.name, "-c", str(clients),
-             "-j", str(clients), "-T", str(int(seconds)), conninfo.make_conninfo(**params)],
-            capture_output=True, text=True, check=False)
+            [
+                str(pgbench_path()),
+                "-n",
+                "-M",
+                mode,
+                "-f",
+                f.name,
+                "-c",
+                str(clients),
+                "-j",
+                str(clients),
+                "-T",
+                str(int(seconds)),
+                conninfo.make_conninfo(**params),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     finally:
         os.unlink(f.name)
     match = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", out.stdout)
@@ -120,10 +138,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=100_000, help="prefill per run")
-    parser.add_argument("--pgbench-mode", choices=("prepared", "simple"), default="prepared",
-                        help="pgbench's protocol; the workers use prepared statements")
-    parser.add_argument("--no-reference", action="store_true",
-                        help="skip the plain psycopg cursor loop")
+    parser.add_argument(
+        "--pgbench-mode",
+        choices=("prepared", "simple"),
+        default="prepared",
+        help="pgbench's protocol; the workers use prepared statements",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the plain psycopg cursor loop"
+    )
     args = parser.parse_args()
     with server(args.dsn) as dsn:
         spec = fresh_demo(dsn, 0)
@@ -132,24 +155,29 @@ def main() -> None:
         pg, lg, ref = [], [], []
         for _ in range(args.rounds):
             fresh_demo(dsn, args.jobs)
-            pg.append(pgbench_throughput(dsn, script, args.clients, args.seconds,
-                                         args.pgbench_mode))
+            pg.append(
+                pgbench_throughput(dsn, script, args.clients, args.seconds, args.pgbench_mode)
+            )
             fresh_demo(dsn, args.jobs)
             lg.append(loadgen_throughput(dsn, spec, settings, args.seconds)[::2])
             if not args.no_reference:
                 fresh_demo(dsn, args.jobs)
                 ref.append(psycopg_throughput(dsn, spec, args.clients, args.seconds))
     p, q = (statistics.median(x for x, _ in runs) for runs in (pg, lg))
-    print(f"clients {args.clients}, {args.seconds:g}s per run, {args.rounds} rounds, "
-          f"{os.cpu_count()} CPUs, pgbench -M {args.pgbench_mode} "
-          "(median of rounds; client CPU is per job)")
+    print(
+        f"clients {args.clients}, {args.seconds:g}s per run, {args.rounds} rounds, "
+        f"{os.cpu_count()} CPUs, pgbench -M {args.pgbench_mode} "
+        "(median of rounds; client CPU is per job)"
+    )
     print(f"{'runner':<16}{'jobs/s':>10}   {'client CPU':>10}   rounds")
     rows = [("pgbench", pg), ("queuetop load", lg)] + ([("psycopg cursor", ref)] if ref else [])
     for name, runs in rows:
         cpu = statistics.median(c for _, c in runs)
-        print(f"{name:<16}{statistics.median(x for x, _ in runs):>10.0f}   "
-              f"{'-' if cpu != cpu else f'{cpu:.0f}us':>10}   "
-              f"{', '.join(f'{x:.0f}' for x, _ in runs)}")
+        print(
+            f"{name:<16}{statistics.median(x for x, _ in runs):>10.0f}   "
+            f"{'-' if cpu != cpu else f'{cpu:.0f}us':>10}   "
+            f"{', '.join(f'{x:.0f}' for x, _ in runs)}"
+        )
     print(f"ratio load/pgbench: {q / p:.2f} (target >= 0.8)")
     if ref:
         r = statistics.median(x for x, _ in ref)

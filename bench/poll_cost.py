@@ -44,15 +44,18 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.big_queue import fill_jobs  # noqa: E402
 from bench.common import server  # noqa: E402
-from dashboard import config, db, doctor, schema  # noqa: E402
+from dashboard import config, db, doctor  # noqa: E402
 from dashboard.models import QueueSpec  # noqa: E402
 from dashboard.monitor import Monitor  # noqa: E402
 from dashboard.monitor.budget import LoadMeter  # noqa: E402
+from dashboard.setup import schema  # noqa: E402
 
 TABLE = "queuetop_demo.jobs"
 NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
-ACTIVE = ("SELECT status, count(*) FROM queuetop_demo.jobs "
-          "WHERE status IN ('ready', 'running') GROUP BY 1")
+ACTIVE = (
+    "SELECT status, count(*) FROM queuetop_demo.jobs "
+    "WHERE status IN ('ready', 'running') GROUP BY 1"
+)
 SCANS = """SELECT seq_scan, coalesce(idx_scan, 0) FROM pg_stat_user_tables
            WHERE schemaname = 'queuetop_demo' AND relname = 'jobs'"""
 WARMUP = 6  # psycopg prepares a statement on its 5th run
@@ -111,11 +114,12 @@ def every_section_due(monitor: Monitor) -> Monitor:
     return monitor
 
 
-def compare(dsn: str, spec: QueueSpec, shape: str, rows: int, runs: int,
-            interval: float) -> Row:
+def compare(dsn: str, spec: QueueSpec, shape: str, rows: int, runs: int, interval: float) -> Row:
     naive, fresh, warm = [], [], []
-    with psycopg.connect(dsn, autocommit=True) as plain, \
-            db.connect_monitor(dsn, db.monitor_timeout_ms(interval)) as mon:
+    with (
+        psycopg.connect(dsn, autocommit=True) as plain,
+        db.connect_monitor(dsn, db.monitor_timeout_ms(interval)) as mon,
+    ):
         plain.execute("SET statement_timeout = 0")
         truth = dict(plain.execute(ACTIVE).fetchall())
         kept = Monitor(spec, interval)
@@ -147,8 +151,10 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
     monitor = Monitor(spec, interval)
     per_poll: list[tuple[int, int]] = []
     spent = 0.0
-    with db.connect_monitor(dsn, db.monitor_timeout_ms(interval)) as mon, \
-            psycopg.connect(dsn, autocommit=True) as watcher:
+    with (
+        db.connect_monitor(dsn, db.monitor_timeout_ms(interval)) as mon,
+        psycopg.connect(dsn, autocommit=True) as watcher,
+    ):
         flush_stats(mon)
         before = watcher.execute(SCANS).fetchone()
         started = time.monotonic()
@@ -162,14 +168,20 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
             time.sleep(interval)  # the dashboard arms the next poll when this one ends
         wall = time.monotonic() - started
     seq = [s for s, _ in per_poll]
-    print(f"  {shape}: {len(per_poll)} polls in {wall:.0f} s at {interval:g} s, "
-          f"{snap.count_mode} mode: load {spent / wall:.2%} of wall time over the run "
-          f"(header: {snap.monitor_load:.2%} over the last minute)")
-    print(f"    full scans of the table per poll: max {max(seq)} "
-          f"({sum(1 for s in seq if s)} polls read it whole); index scans per poll: "
-          f"max {max(i for _, i in per_poll)}")
-    print("    sections: " + ", ".join(
-        f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s" for s in snap.sections))
+    print(
+        f"  {shape}: {len(per_poll)} polls in {wall:.0f} s at {interval:g} s, "
+        f"{snap.count_mode} mode: load {spent / wall:.2%} of wall time over the run "
+        f"(header: {snap.monitor_load:.2%} over the last minute)"
+    )
+    print(
+        f"    full scans of the table per poll: max {max(seq)} "
+        f"({sum(1 for s in seq if s)} polls read it whole); index scans per poll: "
+        f"max {max(i for _, i in per_poll)}"
+    )
+    print(
+        "    sections: "
+        + ", ".join(f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s" for s in snap.sections)
+    )
     idle_penalty(dsn, interval)
 
 
@@ -186,20 +198,28 @@ def idle_penalty(dsn: str, interval: float) -> None:
         for _ in range(9):
             time.sleep(interval)
             cold.append(db_time(lambda: conn.execute(probe).fetchone())[0])
-    print(f"    this machine: a SELECT 1 takes {statistics.median(hot) * 1000:.2f} ms "
-          f"back to back, {statistics.median(cold) * 1000:.2f} ms after {interval:g} s idle "
-          "(median database time): the polls above pay the second", flush=True)
+    print(
+        f"    this machine: a SELECT 1 takes {statistics.median(hot) * 1000:.2f} ms "
+        f"back to back, {statistics.median(cold) * 1000:.2f} ms after {interval:g} s idle "
+        "(median database time): the polls above pay the second",
+        flush=True,
+    )
 
 
 def print_table(rows: list[Row]) -> None:
-    print("\n| table shape | rows | naive count | fresh poll | cheaper by | warm poll | "
-          "cheaper by | mode | estimated | active exact |")
+    print(
+        "\n| table shape | rows | naive count | fresh poll | cheaper by | warm poll | "
+        "cheaper by | mode | estimated | active exact |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
     for r in rows:
-        print(f"| {r.shape} | {r.rows:,} | {r.naive_ms:.1f} ms | {r.fresh_ms:.2f} ms | "
-              f"{r.naive_ms / r.fresh_ms:.1f}x | {r.warm_ms:.2f} ms | "
-              f"{r.naive_ms / r.warm_ms:.1f}x | {r.mode} | {', '.join(r.estimated) or '-'} | "
-              f"{'yes' if r.exact_active else 'NO'} |", flush=True)
+        print(
+            f"| {r.shape} | {r.rows:,} | {r.naive_ms:.1f} ms | {r.fresh_ms:.2f} ms | "
+            f"{r.naive_ms / r.fresh_ms:.1f}x | {r.warm_ms:.2f} ms | "
+            f"{r.naive_ms / r.warm_ms:.1f}x | {r.mode} | {', '.join(r.estimated) or '-'} | "
+            f"{'yes' if r.exact_active else 'NO'} |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -216,14 +236,12 @@ def main() -> None:
         for rows in sizes:
             load = rows == sizes[-1] and args.load_seconds > 0
             spec = build(dsn, rows)
-            results.append(compare(dsn, spec, "primary key only", rows, args.runs,
-                                   args.interval))
+            results.append(compare(dsn, spec, "primary key only", rows, args.runs, args.interval))
             print_table(results[-1:])
             if load:
                 run_load(dsn, spec, "primary key only", args.interval, args.load_seconds)
             apply_doctor(dsn, spec)
-            results.append(compare(dsn, spec, "doctor's indexes", rows, args.runs,
-                                   args.interval))
+            results.append(compare(dsn, spec, "doctor's indexes", rows, args.runs, args.interval))
             print_table(results[-1:])
             if load:
                 run_load(dsn, spec, "doctor's indexes", args.interval, args.load_seconds)

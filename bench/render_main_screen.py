@@ -42,14 +42,23 @@ def busy(step: int, rows: int) -> Snapshot:
     counts = dict(snap.counts)
     counts["running"] = 8 + step % 5
     counts["done"] = 52310 + 45 * step + (step * 7) % 13
-    return replace(snap, counts=counts, oldest_ready_age_s=step % 97 + 0.5,
-                   waiting=snap.waiting[: max(len(snap.waiting) - step % 7, 0)])
+    return replace(
+        snap,
+        counts=counts,
+        oldest_ready_age_s=step % 97 + 0.5,
+        waiting=snap.waiting[: max(len(snap.waiting) - step % 7, 0)],
+    )
 
 
 async def measure(n: int, rows: int) -> tuple[list[float], list[float], dict[str, int]]:
     # built one at a time, as polls arrive: a list of them all would only feed the GC
-    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[busy(0, rows)],
-                      browser_source=FixedBrowserSource())
+    app = QueuetopApp(
+        demo_spec(),
+        None,
+        poll=False,
+        snapshots=[busy(0, rows)],
+        browser_source=FixedBrowserSource(),
+    )
     apply_ms: list[float] = []
     total_ms: list[float] = []
     # a full history: plotext's cost grows with the points, and a dashboard left open has them
@@ -83,14 +92,18 @@ def p95(values: list[float]) -> float:
 
 def report(name: str, values: list[float]) -> None:
     med = statistics.median(values)
-    print(f"  {name:22} median {med:6.1f} ms  p95 {p95(values):6.1f} ms  "
-          f"median/target {med / TARGET_MS:.2f}  p95/target {p95(values) / TARGET_MS:.2f}")
+    print(
+        f"  {name:22} median {med:6.1f} ms  p95 {p95(values):6.1f} ms  "
+        f"median/target {med / TARGET_MS:.2f}  p95/target {p95(values) / TARGET_MS:.2f}"
+    )
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 60
-    print(f"{n} refreshes at 200x50, {ROWS:,} rows per table, plot history full "
-          f"({History().maxlen} points), target {TARGET_MS:.0f} ms per refresh")
+    print(
+        f"{n} refreshes at 200x50, {ROWS:,} rows per table, plot history full "
+        f"({History().maxlen} points), target {TARGET_MS:.0f} ms per refresh"
+    )
     apply_ms, total_ms, rows = asyncio.run(measure(n, ROWS))
     print(f"rows: {rows}")
     report("apply to widgets", apply_ms)
@@ -100,9 +113,11 @@ def main() -> None:
     few_apply, few_total, few = asyncio.run(measure(n, FEW))
     print(f"the same with {FEW} rows per table (rows: {few})")
     report("apply + repaint (CPU)", few_total)
-    print(f"  {ROWS:,} rows / {FEW} rows: apply "
-          f"{statistics.median(apply_ms) / statistics.median(few_apply):.2f}, apply + repaint "
-          f"{statistics.median(total_ms) / statistics.median(few_total):.2f}")
+    print(
+        f"  {ROWS:,} rows / {FEW} rows: apply "
+        f"{statistics.median(apply_ms) / statistics.median(few_apply):.2f}, apply + repaint "
+        f"{statistics.median(total_ms) / statistics.median(few_total):.2f}"
+    )
 
 
 if __name__ == "__main__":

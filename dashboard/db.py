@@ -19,8 +19,8 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo
 
-from dashboard import redact
 from dashboard.errors import UserError
+from dashboard.text import redact
 
 APP_NAME = "queuetop"
 PG_ENV_VARS = ("PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE")
@@ -44,8 +44,10 @@ def data_dir() -> Path:
     return platformdirs.user_data_path("queuetop") / "pgdata"
 
 
-EMPTY_DSN = ("an empty DSN was given (an unset variable?); omit --dsn to use DATABASE_URL, "
-             "the PG* variables or the embedded server")
+EMPTY_DSN = (
+    "an empty DSN was given (an unset variable?); omit --dsn to use DATABASE_URL, "
+    "the PG* variables or the embedded server"
+)
 
 
 def resolve_target(dsn: str | None) -> Target:
@@ -182,14 +184,18 @@ class ConnectionFailed(UserError):
             if password:  # libpq quotes the token it could not parse: it may hold the password
                 reason = re.sub(r'"[^"]*"', '"..."', reason)
             self.reason = redact.scrub(f"not a valid connection string or URL ({reason})")
-            message = (f"cannot connect: the DSN is {self.reason}; check --dsn / DATABASE_URL; "
-                       "in a URL write a '%' of the password as %25, or leave the password "
-                       "out and use PGPASSWORD or ~/.pgpass")
+            message = (
+                f"cannot connect: the DSN is {self.reason}; check --dsn / DATABASE_URL; "
+                "in a URL write a '%' of the password as %25, or leave the password "
+                "out and use PGPASSWORD or ~/.pgpass"
+            )
         else:
             self.reason = redact.scrub(reason)
-            message = (f"cannot connect to {shown or 'the libpq default server'}: "
-                       f"{self.reason}; check --dsn / DATABASE_URL, or omit them to use the "
-                       "embedded server")
+            message = (
+                f"cannot connect to {shown or 'the libpq default server'}: "
+                f"{self.reason}; check --dsn / DATABASE_URL, or omit them to use the "
+                "embedded server"
+            )
         super().__init__(redact.scrub(message))
 
 
@@ -198,8 +204,9 @@ def monitor_timeout_ms(interval_s: float) -> int:
     return max(200, int(interval_s * 1000 * 0.8))
 
 
-def connect_monitor(dsn: str, timeout_ms: int = 2000, *,
-                    idle_timeout: bool = True) -> psycopg.Connection:
+def connect_monitor(
+    dsn: str, timeout_ms: int = 2000, *, idle_timeout: bool = True
+) -> psycopg.Connection:
     """Autocommit, read-only, named `queuetop`, with statement and lock timeouts.
 
     No parallel workers: a parallel plan would take several cores from the queue's

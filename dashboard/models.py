@@ -199,8 +199,12 @@ class QueueSpec:
     def can_find_stale(self) -> bool:
         """Whether running jobs can be told stale: a lease, a heartbeat or a start time."""
         cols = self.columns
-        return bool(cols.lease_until or cols.started_at or cols.advisory_lock
-                    or self.liveness in ("heartbeat", "workers"))
+        return bool(
+            cols.lease_until
+            or cols.started_at
+            or cols.advisory_lock
+            or self.liveness in ("heartbeat", "workers")
+        )
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,17 @@ from pathlib import Path
 import aiohttp
 
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
     "--window-size=1400,900",
 )
 # Keeps what the page's websockets receive (the dashboard's screen, as terminal output),
@@ -43,8 +50,10 @@ WEBSOCKET_TAP = """
   };
 })();
 """
-ANSI = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*"
-                  r"\x1b\\|.)")
+ANSI = re.compile(
+    r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[PX^_][^\x1b]*"
+    r"\x1b\\|.)"
+)
 
 
 def chromium_binary() -> str | None:
@@ -58,9 +67,11 @@ class Chromium:
         binary = chromium_binary()
         assert binary, "chromium not found"
         self.profile = profile
-        self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                                      "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     def devtools_port(self, timeout: float = 30.0) -> int:
         port_file = self.profile / "DevToolsActivePort"
@@ -111,8 +122,9 @@ class Page:
         return ANSI.sub("", raw)
 
 
-async def load_and_read(port: int, url: str, wanted: list[str], screenshot: Path,
-                        timeout: float = 60.0) -> tuple[str, dict]:
+async def load_and_read(
+    port: int, url: str, wanted: list[str], screenshot: Path, timeout: float = 60.0
+) -> tuple[str, dict]:
     """Open `url`, wait until the dashboard's screen holds every `wanted` text, save a
     screenshot. Returns the text received and the page's state (title, terminal shown)."""
     async with aiohttp.ClientSession() as http:
@@ -137,7 +149,8 @@ async def load_and_read(port: int, url: str, wanted: list[str], screenshot: Path
                 " shown: document.body.classList.contains('-first-byte'),"
                 " closed: document.body.classList.contains('-closed'),"
                 " canvases: document.querySelectorAll('.xterm canvas').length,"
-                " rows: (document.querySelector('.xterm-rows') || {}).textContent || ''})")
+                " rows: (document.querySelector('.xterm-rows') || {}).textContent || ''})"
+            )
             shot = await page.send("Page.captureScreenshot", format="png")
             screenshot.write_bytes(base64.b64decode(shot["data"]))
             return text, state

@@ -19,18 +19,22 @@ import time
 import psycopg
 from chancy import Chancy, QueuedJob, Worker, job
 
-RUNS = ("CREATE TABLE IF NOT EXISTS job_runs (job_id uuid, attempts int, claim_id uuid, "
-        "event text, at timestamptz NOT NULL DEFAULT now())")
+RUNS = (
+    "CREATE TABLE IF NOT EXISTS job_runs (job_id uuid, attempts int, claim_id uuid, "
+    "event text, at timestamptz NOT NULL DEFAULT now())"
+)
 
 
 def record(context: QueuedJob, event: str) -> int:
     """Write one run event; how many times this job has started so far."""
     with psycopg.connect(os.environ["CHANCY_DSN"], autocommit=True) as conn:
-        conn.execute("INSERT INTO job_runs (job_id, attempts, claim_id, event)"
-                     " VALUES (%s, %s, %s, %s)",
-                     (context.id, context.attempts, context.claim_id, event))
-        return conn.execute("SELECT count(*) FROM job_runs WHERE job_id = %s"
-                            " AND event = 'start'", (context.id,)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO job_runs (job_id, attempts, claim_id, event) VALUES (%s, %s, %s, %s)",
+            (context.id, context.attempts, context.claim_id, event),
+        )
+        return conn.execute(
+            "SELECT count(*) FROM job_runs WHERE job_id = %s AND event = 'start'", (context.id,)
+        ).fetchone()[0]
 
 
 # No `from __future__ import annotations`: chancy hands the job its row through the
@@ -56,8 +60,16 @@ def failing(*, context: QueuedJob) -> None:
 
 async def run_worker(role: str) -> None:
     app = Chancy(os.environ["CHANCY_DSN"], no_default_plugins=True)
-    async with app, Worker(app, tags={f"role={role}"}, heartbeat_poll_interval=1,
-                           heartbeat_timeout=3, shutdown_timeout=2) as worker:
+    async with (
+        app,
+        Worker(
+            app,
+            tags={f"role={role}"},
+            heartbeat_poll_interval=1,
+            heartbeat_timeout=3,
+            shutdown_timeout=2,
+        ) as worker,
+    ):
         await worker.wait_for_shutdown()
 
 

@@ -102,3 +102,24 @@ def demo(dsn: str, connect) -> Iterator[tuple]:
     action = db.connect_action(dsn)
     yield spec, worker, action
     action.close()
+
+
+# CI runs on a machine that has everything the suite drives (Node, Python 3.12, Prometheus,
+# Chromium): there, a skipped test is a test that did not run, so .ci/run sets this and a
+# skip fails the run (its reason is printed by -rs).
+REQUIRE_ALL = "QUEUETOP_REQUIRE_ALL_TESTS"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get(REQUIRE_ALL) != "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter is not None else 0
+    if skipped and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if reporter is not None:
+            reporter.write_line(
+                f"{REQUIRE_ALL}=1: {skipped} test(s) skipped; on CI every test must run "
+                "(reasons above)",
+                red=True,
+            )

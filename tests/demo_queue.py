@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import psycopg
 
-from dashboard import config, schema
+from dashboard import config
 from dashboard.models import QueueSpec
+from dashboard.setup import schema
 
 JOBS = "queuetop_demo.jobs"
 
@@ -15,8 +16,11 @@ def setup_demo(dsn: str, jobs: int = 0) -> QueueSpec:
     with psycopg.connect(dsn) as conn:
         schema.init_demo(conn)
         if jobs:
-            conn.execute("INSERT INTO queuetop_demo.jobs (payload) "
-                         "SELECT 'job ' || g FROM generate_series(1, %s) AS g", (jobs,))
+            conn.execute(
+                "INSERT INTO queuetop_demo.jobs (payload) "
+                "SELECT 'job ' || g FROM generate_series(1, %s) AS g",
+                (jobs,),
+            )
         conn.commit()
         spec = config.validate(conn, config.load_preset("demo"))
         conn.commit()
@@ -52,20 +56,27 @@ def finish(conn: psycopg.Connection, job_id: int, token: int, status: str = "don
 
 def expire(conn: psycopg.Connection, job_id: int) -> None:
     """Make a job's lease lapse, as if its worker died a while ago."""
-    conn.execute("UPDATE queuetop_demo.jobs SET leased_until = now() - interval '1 minute' "
-                 "WHERE id = %s", (job_id,))
+    conn.execute(
+        "UPDATE queuetop_demo.jobs SET leased_until = now() - interval '1 minute' WHERE id = %s",
+        (job_id,),
+    )
     if not conn.autocommit:
         conn.commit()
 
 
 def job(conn: psycopg.Connection, job_id: int) -> dict | None:
-    cur = conn.execute("SELECT status, worker, lease_token, attempts, leased_until, last_error "
-                       "FROM queuetop_demo.jobs WHERE id = %s", (job_id,))
+    cur = conn.execute(
+        "SELECT status, worker, lease_token, attempts, leased_until, last_error "
+        "FROM queuetop_demo.jobs WHERE id = %s",
+        (job_id,),
+    )
     row = cur.fetchone()
     return dict(zip([c.name for c in cur.description], row, strict=True)) if row else None
 
 
 def audit_rows(conn: psycopg.Connection) -> list[dict]:
-    cur = conn.execute("SELECT action, target, from_state, to_state, reason, outcome, detail, "
-                       "db_user, os_user FROM queuetop.audit_log ORDER BY audit_id")
+    cur = conn.execute(
+        "SELECT action, target, from_state, to_state, reason, outcome, detail, "
+        "db_user, os_user FROM queuetop.audit_log ORDER BY audit_id"
+    )
     return [dict(zip([c.name for c in cur.description], r, strict=True)) for r in cur.fetchall()]

@@ -40,11 +40,15 @@ class StagedQueue:
         self.holder = connect(application_name="claim-in-flight")
         self.locked_id = self.holder.execute(
             "SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' ORDER BY id LIMIT 1 "
-            "FOR UPDATE").fetchone()[0]
+            "FOR UPDATE"
+        ).fetchone()[0]
         self.waiter = connect(autocommit=True, application_name="waiter")
         waiter_pid = self.waiter.info.backend_pid
-        self._wait = background(lambda: self.waiter.execute(
-            "UPDATE queuetop_demo.jobs SET priority = 1 WHERE id = %s", (self.locked_id,)))
+        self._wait = background(
+            lambda: self.waiter.execute(
+                "UPDATE queuetop_demo.jobs SET priority = 1 WHERE id = %s", (self.locked_id,)
+            )
+        )
         wait_until(lambda: is_waiting_on_lock(stager, waiter_pid))
         self.idle = connect(application_name="forgotten-transaction")
         self.idle.execute("SELECT 1")  # and then nothing: idle in transaction
@@ -71,9 +75,23 @@ class ExportProcess:
         home.mkdir(parents=True, exist_ok=True)
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "dashboard", "export", "--dsn", dsn,
-                 "--listen", "127.0.0.1:0", "--interval", f"{interval:g}", *extra],
-                stdout=out, stderr=err, env=queuetop_env(home))
+                [
+                    sys.executable,
+                    "-m",
+                    "dashboard",
+                    "export",
+                    "--dsn",
+                    dsn,
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--interval",
+                    f"{interval:g}",
+                    *extra,
+                ],
+                stdout=out,
+                stderr=err,
+                env=queuetop_env(home),
+            )
         self.port = int(wait_until(self._bound_port, timeout=60))
 
     def _bound_port(self) -> str | None:

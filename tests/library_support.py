@@ -60,18 +60,32 @@ def node_packages(name: str, packages: Sequence[str]) -> Path:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                        *packages], cwd=folder, check=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
+            cwd=folder,
+            check=True,
+        )
         stamp.write_text(digest)
     return folder
 
 
-def spawn(cmd: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-          log: Path | None = None) -> subprocess.Popen:
+def spawn(
+    cmd: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    log: Path | None = None,
+) -> subprocess.Popen:
     """A worker process in a process group (session) of its own; output to `log`."""
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 (closed with the process)
-    return subprocess.Popen(list(cmd), env={**os.environ, **(env or {})}, cwd=cwd,
-                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        list(cmd),
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
@@ -108,5 +122,6 @@ def rows(dsn: str, query: str, *params) -> list[tuple]:
 def side_effects(dsn: str, job_id: int) -> Counter:
     """What a test app's task did for one job (its side_effects rows, by event), to tell a
     job run exactly once from one run twice."""
-    return Counter(event for (event,) in rows(
-        dsn, "SELECT event FROM side_effects WHERE job_id = %s", job_id))
+    return Counter(
+        event for (event,) in rows(dsn, "SELECT event FROM side_effects WHERE job_id = %s", job_id)
+    )

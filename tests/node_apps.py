@@ -35,7 +35,8 @@ def node_dsn(dsn: str) -> str:
         netloc = f"{auth}@{host}"
     args = "&".join(f"{k}={quote(str(v), safe='/')}" for k, v in query.items() if v)
     return f"postgresql://{netloc}/{quote(str(parts['dbname']), safe='')}" + (
-        f"?{args}" if args else "")
+        f"?{args}" if args else ""
+    )
 
 
 class NodeApp:
@@ -51,18 +52,30 @@ class NodeApp:
 
     def run(self, *args: str, timeout: float = 60) -> object:
         """A command of the script; its last output line, parsed as JSON."""
-        done = subprocess.run(["node", str(self.script), *args], cwd=self.folder,
-                              env={**os.environ, **self.env}, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            ["node", str(self.script), *args],
+            cwd=self.folder,
+            env={**os.environ, **self.env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if done.returncode != 0:
-            raise AssertionError(f"node {self.script.name} {' '.join(args)} failed "
-                                 f"({done.returncode}): {done.stderr.strip()[-2000:]}")
+            raise AssertionError(
+                f"node {self.script.name} {' '.join(args)} failed "
+                f"({done.returncode}): {done.stderr.strip()[-2000:]}"
+            )
         return json.loads(done.stdout.strip().splitlines()[-1])
 
-    def start(self, log_name: str, *args: str, env: dict[str, str] | None = None
-              ) -> subprocess.Popen:
-        proc = spawn(["node", str(self.script), *args], env={**self.env, **(env or {})},
-                     cwd=self.folder, log=self.logs / f"{log_name}.log")
+    def start(
+        self, log_name: str, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen:
+        proc = spawn(
+            ["node", str(self.script), *args],
+            env={**self.env, **(env or {})},
+            cwd=self.folder,
+            log=self.logs / f"{log_name}.log",
+        )
         self.started.append(proc)
         return proc
 

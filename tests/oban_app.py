@@ -21,17 +21,21 @@ import psycopg
 from oban import Oban, worker
 from oban.job import JobState
 
-RUNS = ("CREATE TABLE IF NOT EXISTS job_runs (job_id bigint, attempt int, node text, "
-        "event text, at timestamptz NOT NULL DEFAULT now())")
+RUNS = (
+    "CREATE TABLE IF NOT EXISTS job_runs (job_id bigint, attempt int, node text, "
+    "event text, at timestamptz NOT NULL DEFAULT now())"
+)
 HOUR = 3600
 
 
 async def record(job, event: str) -> None:
-    async with await psycopg.AsyncConnection.connect(os.environ["OBAN_DSN"],
-                                                     autocommit=True) as conn:
-        await conn.execute("INSERT INTO job_runs (job_id, attempt, node, event)"
-                           " VALUES (%s, %s, %s, %s)",
-                           (job.id, job.attempt, job.attempted_by[0], event))
+    async with await psycopg.AsyncConnection.connect(
+        os.environ["OBAN_DSN"], autocommit=True
+    ) as conn:
+        await conn.execute(
+            "INSERT INTO job_runs (job_id, attempt, node, event) VALUES (%s, %s, %s, %s)",
+            (job.id, job.attempt, job.attempted_by[0], event),
+        )
 
 
 @worker(queue="default", max_attempts=3)
@@ -84,9 +88,13 @@ async def describe(oban: Oban, ids: list[int]) -> dict[str, dict]:
     out = {}
     for job_id in ids:
         job = await oban.get_job(job_id)
-        out[str(job_id)] = {"state": str(job.state), "attempt": job.attempt,
-                            "max_attempts": job.max_attempts, "meta": job.meta,
-                            "errors": job.errors}
+        out[str(job_id)] = {
+            "state": str(job.state),
+            "attempt": job.attempt,
+            "max_attempts": job.max_attempts,
+            "meta": job.meta,
+            "errors": job.errors,
+        }
     return out
 
 

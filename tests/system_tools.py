@@ -23,13 +23,21 @@ def _apt_install(package: str) -> str | None:
     if os.geteuid() != 0:
         return "apt-get needs root"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "--no-install-recommends",
-               "-o", "DPkg::Lock::Timeout=300", package]
+    install = [
+        "apt-get",
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "-o",
+        "DPkg::Lock::Timeout=300",
+        package,
+    ]
     for attempt in ([], ["apt-get", "update", "-qq"]):  # an old package list: update, retry
         if attempt:
             subprocess.run(attempt, env=env, capture_output=True, timeout=APT_TIMEOUT_S)
-        done = subprocess.run(install, env=env, capture_output=True, text=True,
-                              timeout=APT_TIMEOUT_S)
+        done = subprocess.run(
+            install, env=env, capture_output=True, text=True, timeout=APT_TIMEOUT_S
+        )
         if done.returncode == 0:
             return None
     lines = (done.stderr or done.stdout).strip().splitlines()

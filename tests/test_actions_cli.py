@@ -8,8 +8,8 @@ import psycopg
 import pytest
 from demo_queue import claim, expire, job
 
-from dashboard.actions.results import typed_id
 from dashboard.cli import main
+from dashboard.observed.records import typed_id
 
 
 def _run(capsys, *argv):
@@ -22,22 +22,30 @@ def test_requeue_json_exit_0_then_1_when_skipped(dsn, demo, capsys):
     _, worker, _ = demo
     job_id, _ = claim(worker, "worker-1")
     expire(worker, job_id)
-    code, out, _ = _run(capsys, "requeue", str(job_id), "--reason", "dead worker", "--json",
-                        "--dsn", dsn)
+    code, out, _ = _run(
+        capsys, "requeue", str(job_id), "--reason", "dead worker", "--json", "--dsn", dsn
+    )
     assert code == 0
-    assert json.loads(out) == {"action": "requeue", "dry_run": False, "changed": [job_id],
-                               "skipped": []}
+    assert json.loads(out) == {
+        "action": "requeue",
+        "dry_run": False,
+        "changed": [job_id],
+        "skipped": [],
+    }
     code, out, _ = _run(capsys, "requeue", str(job_id), "42", "--json", "--dsn", dsn)
     assert code == 1
-    assert json.loads(out)["skipped"] == [{"id": 42, "reason": "not found"},
-                                          {"id": job_id, "reason": "already ready"}]
+    assert json.loads(out)["skipped"] == [
+        {"id": 42, "reason": "not found"},
+        {"id": job_id, "reason": "already ready"},
+    ]
 
 
 def test_dry_run_text_output_changes_nothing(dsn, demo, capsys):
     _, worker, _ = demo
     job_id, _ = claim(worker, "worker-1")
-    code, out, _ = _run(capsys, "dead-letter", str(job_id), "--reason", "r", "--force",
-                        "--dry-run", "--dsn", dsn)
+    code, out, _ = _run(
+        capsys, "dead-letter", str(job_id), "--reason", "r", "--force", "--dry-run", "--dsn", dsn
+    )
     assert code == 0 and out.startswith("would be dead-lettered: 1 job(s)")
     assert job(worker, job_id)["status"] == "running"
 
@@ -54,8 +62,16 @@ def test_errors_are_one_line_with_exit_2(dsn, demo, capsys, tmp_path):
         conn.execute("DROP TABLE queuetop.audit_log")
     code, _, err = _run(capsys, "requeue", "1", "--dsn", dsn)
     assert code == 2 and "queuetop init-audit" in err and "--audit-file" in err
-    code, out, err = _run(capsys, "requeue", "1", "--json", "--dsn", dsn,
-                          "--audit-file", str(tmp_path / "audit.jsonl"))
+    code, out, err = _run(
+        capsys,
+        "requeue",
+        "1",
+        "--json",
+        "--dsn",
+        dsn,
+        "--audit-file",
+        str(tmp_path / "audit.jsonl"),
+    )
     assert code == 1 and json.loads(out)["skipped"] == [{"id": 1, "reason": "already ready"}]
 
 
@@ -63,10 +79,19 @@ def test_cancel_and_terminate_by_pid(dsn, connect, demo, capsys):
     idle = connect(application_name="forgetful")
     idle.execute("SELECT 1")
     pid = idle.info.backend_pid
-    code, out, _ = _run(capsys, "terminate", str(pid), "--backend-start",
-                        "2001-01-01 00:00:00+00", "--json", "--dsn", dsn)
+    code, out, _ = _run(
+        capsys,
+        "terminate",
+        str(pid),
+        "--backend-start",
+        "2001-01-01 00:00:00+00",
+        "--json",
+        "--dsn",
+        dsn,
+    )
     assert code == 1 and json.loads(out)["skipped"] == [
-        {"id": pid, "reason": "pid reused: backend start differs"}]
+        {"id": pid, "reason": "pid reused: backend start differs"}
+    ]
     code, out, _ = _run(capsys, "terminate", str(pid), "--dsn", dsn)
     assert code == 0 and out.strip() == f"terminated: 1 session(s) ({pid})"
     code, out, _ = _run(capsys, "cancel", "999999", "--json", "--dsn", dsn)
@@ -85,8 +110,7 @@ def test_a_job_id_has_one_json_type_in_snapshot_and_action_output(dsn, demo, cap
     code, out, _ = _run(capsys, "requeue", str(job_id), "--json", "--dsn", dsn, "--dry-run")
     [changed] = json.loads(out)["changed"]
     assert changed == lease["id"] == job_id and type(changed) is type(lease["id"]) is int
-    code, out, _ = _run(capsys, "dead-letter", str(job_id), "--reason", "r", "--json",
-                        "--dsn", dsn)
+    code, out, _ = _run(capsys, "dead-letter", str(job_id), "--reason", "r", "--json", "--dsn", dsn)
     assert json.loads(out)["changed"] == [job_id]
 
 

@@ -24,9 +24,11 @@ def test_move_to_dead_table_keeps_every_column_and_records_why(demo):
     result = dead_letter(action, spec, seen, audit=TableAudit(), reason="poison payload")
     assert sorted(result.changed) == sorted([str(job_id), "2"]) and not result.skipped
     assert job(worker, job_id) is None
-    dead = worker.execute("SELECT id, status, worker, lease_token, attempts, payload, "
-                          "dead_reason, dead_by FROM queuetop_demo.jobs_dead WHERE id = %s",
-                          (job_id,)).fetchone()
+    dead = worker.execute(
+        "SELECT id, status, worker, lease_token, attempts, payload, "
+        "dead_reason, dead_by FROM queuetop_demo.jobs_dead WHERE id = %s",
+        (job_id,),
+    ).fetchone()
     assert dead[:6] == (job_id, "running", "worker-1", token, 1, f"job {job_id}")
     assert dead[6] == "poison payload" and dead[7].startswith("postgres")
     rows = audit_rows(worker)
@@ -79,9 +81,11 @@ def test_dead_letter_under_concurrent_load_conserves_rows(dsn):
                 while not stop.is_set():
                     got = claim(conn, name)
                     if got is None:
-                        conn.execute("UPDATE queuetop_demo.jobs SET status = 'ready' "
-                                     "WHERE id IN (SELECT id FROM queuetop_demo.jobs "
-                                     "WHERE status = 'done' LIMIT 5)")
+                        conn.execute(
+                            "UPDATE queuetop_demo.jobs SET status = 'ready' "
+                            "WHERE id IN (SELECT id FROM queuetop_demo.jobs "
+                            "WHERE status = 'done' LIMIT 5)"
+                        )
                         continue
                     finish(conn, *got)
         except BaseException as exc:  # surfaced below
@@ -95,8 +99,9 @@ def test_dead_letter_under_concurrent_load_conserves_rows(dsn):
         with db.connect_action(dsn) as action:
             for start in range(1, 301, 20):
                 seen, _ = observe_jobs(action, spec, [str(i) for i in range(start, start + 20)])
-                result = dead_letter(action, spec, seen, audit=TableAudit(), reason="load",
-                                     force=True)
+                result = dead_letter(
+                    action, spec, seen, audit=TableAudit(), reason="load", force=True
+                )
                 moved += len(result.changed)
     finally:
         stop.set()
@@ -109,8 +114,9 @@ def test_dead_letter_under_concurrent_load_conserves_rows(dsn):
             "(SELECT count(*) FROM queuetop_demo.jobs_dead), "
             "(SELECT count(*) FROM queuetop_demo.jobs j JOIN queuetop_demo.jobs_dead d USING (id))"
         ).fetchone()
-        changed = conn.execute("SELECT count(*) FROM queuetop.audit_log "
-                               "WHERE outcome = 'changed'").fetchone()[0]
+        changed = conn.execute(
+            "SELECT count(*) FROM queuetop.audit_log WHERE outcome = 'changed'"
+        ).fetchone()[0]
     assert moved > 0 and (live + dead, dead, both, changed) == (300, moved, 0, moved)
 
 

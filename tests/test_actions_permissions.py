@@ -34,13 +34,18 @@ def watcher(dsn):
     with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
         admin.execute(sql.SQL("GRANT pg_monitor TO {}").format(sql.Identifier(role)))
-        admin.execute(sql.SQL("GRANT USAGE ON SCHEMA queuetop_demo TO {0}; "
-                              "GRANT SELECT ON ALL TABLES IN SCHEMA queuetop_demo TO {0}")
-                      .format(sql.Identifier(role)))
+        admin.execute(
+            sql.SQL(
+                "GRANT USAGE ON SCHEMA queuetop_demo TO {0}; "
+                "GRANT SELECT ON ALL TABLES IN SCHEMA queuetop_demo TO {0}"
+            ).format(sql.Identifier(role))
+        )
     yield conninfo.make_conninfo(dsn, user=role)
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              "WHERE usename = %s"), (role,))
+        admin.execute(
+            sql.SQL("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s"),
+            (role,),
+        )
         admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
         admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
@@ -75,13 +80,16 @@ def test_least_privilege_role_monitors_but_cannot_act(stale, watcher, tmp_path, 
     # Job actions refused before writing anything; the signal was written ahead, then undone.
     lines = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [(line["outcome"], line.get("action")) for line in lines] == [
-        ("pending", "cancel"), ("rolled back", None)]
+        ("pending", "cancel"),
+        ("rolled back", None),
+    ]
 
 
 def test_least_privilege_role_through_the_cli(stale, watcher, tmp_path, capsys):
     _, job_id = stale
-    code = main(["requeue", str(job_id), "--dsn", watcher, "--audit-file",
-                 str(tmp_path / "a.jsonl")])
+    code = main(
+        ["requeue", str(job_id), "--dsn", watcher, "--audit-file", str(tmp_path / "a.jsonl")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "GRANT UPDATE ON queuetop_demo.jobs" in err
     assert main(["snapshot", "--json", "--dsn", watcher]) == 0
@@ -93,9 +101,11 @@ def test_capabilities_say_why_an_action_is_disabled(stale, watcher, dsn, tmp_pat
     spec, _ = stale
     with db.connect_action(dsn) as conn:
         assert capabilities(conn, spec) == dict.fromkeys(
-            ("requeue", "dead-letter", "retry-dead", "cancel", "terminate"))
+            ("requeue", "dead-letter", "retry-dead", "cancel", "terminate")
+        )
         assert set(capabilities(conn, spec, read_only=True).values()) == {
-            "read-only mode: actions are disabled"}
+            "read-only mode: actions are disabled"
+        }
     with db.connect_action(watcher) as conn:
         assert "init-audit" not in capabilities(conn, spec)["requeue"]  # the table exists
         assert "GRANT INSERT ON queuetop.audit_log" in capabilities(conn, spec)["cancel"]

@@ -22,8 +22,9 @@ def test_requeue_stale_lease_clears_lease_keeps_attempts_advances_token(demo):
     spec, worker, action = demo
     job_id, token = claim(worker, "worker-1")
     expire(worker, job_id)
-    result = requeue(action, spec, _look(action, spec, job_id), audit=TableAudit(),
-                     reason="worker died")
+    result = requeue(
+        action, spec, _look(action, spec, job_id), audit=TableAudit(), reason="worker died"
+    )
     assert result.changed == (str(job_id),) and result.skipped == ()
     after = job(worker, job_id)
     assert after["status"] == "ready" and after["worker"] is None
@@ -41,7 +42,8 @@ def test_live_lease_is_skipped_unless_forced(demo):
     seen = _look(action, spec, job_id)
     result = requeue(action, spec, seen, audit=TableAudit())
     assert [(s.id, s.reason) for s in result.skipped] == [
-        (str(job_id), "lease not expired (use --force)")]
+        (str(job_id), "lease not expired (use --force)")
+    ]
     assert job(worker, job_id)["status"] == "running"
     assert requeue(action, spec, seen, audit=TableAudit(), force=True).changed == (str(job_id),)
     assert job(worker, job_id)["status"] == "ready"
@@ -86,11 +88,15 @@ def test_owner_changed_and_lease_renewed(demo, connect):
     requeue(action, spec, [o for o in seen if o.id == str(a)], audit=TableAudit())
     other = connect(autocommit=True, application_name="worker-2")
     assert claim(other, "worker-2")[0] == a
-    worker.execute("UPDATE queuetop_demo.jobs SET leased_until = now() + interval '1 minute' "
-                   "WHERE id = %s", (b,))
+    worker.execute(
+        "UPDATE queuetop_demo.jobs SET leased_until = now() + interval '1 minute' WHERE id = %s",
+        (b,),
+    )
     result = requeue(action, spec, seen, audit=TableAudit())
-    assert {s.id: s.reason for s in result.skipped} == {str(a): "owner changed",
-                                                        str(b): "lease renewed"}
+    assert {s.id: s.reason for s in result.skipped} == {
+        str(a): "owner changed",
+        str(b): "lease renewed",
+    }
     assert job(worker, a)["worker"] == "worker-2" and job(worker, b)["status"] == "running"
 
 
@@ -112,7 +118,8 @@ def test_not_found_bad_id_and_not_running(demo):
     spec, worker, action = demo
     observed, missing = observe_jobs(action, spec, ["1", "999"])
     assert [o.id for o in observed] == ["1"] and [(s.id, s.reason) for s in missing] == [
-        ("999", "not found")]
+        ("999", "not found")
+    ]
     result = requeue(action, spec, observed, audit=TableAudit())
     assert [(s.id, s.reason) for s in result.skipped] == [("1", "already ready")]
     gone = requeue(action, spec, [ObservedJob("999", "running", "w", "1")], audit=TableAudit())

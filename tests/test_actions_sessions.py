@@ -10,8 +10,9 @@ import pytest
 from demo_queue import audit_rows
 from helpers import wait_until
 
-from dashboard import db, monitor, schema
+from dashboard import db, monitor
 from dashboard.actions import ObservedSession, TableAudit, cancel, observe_session, terminate
+from dashboard.setup import schema
 
 
 @pytest.fixture
@@ -103,8 +104,9 @@ def test_dry_run_signals_nothing(connect, action):
 
 def test_server_processes_are_never_signalled(dsn, action):
     with psycopg.connect(dsn, autocommit=True) as look:
-        row = look.execute("SELECT pid FROM pg_stat_activity "
-                           "WHERE backend_type <> 'client backend' LIMIT 1").fetchone()
+        row = look.execute(
+            "SELECT pid FROM pg_stat_activity WHERE backend_type <> 'client backend' LIMIT 1"
+        ).fetchone()
     assert row is not None, "a superuser sees the checkpointer and other server processes"
     seen = observe_session(action, row[0])
     result = terminate(action, seen, audit=TableAudit(), dry_run=True)

@@ -36,8 +36,13 @@ TESTS = Path(__file__).resolve().parent
 HOUR = 3600
 # Where queuetop must place each of chancy's states (pending and retrying jobs due later
 # are scheduled); the preset says the same, this is the test's own statement of it.
-ROLE_OF = {"pending": "ready", "retrying": "ready", "running": "running",
-           "succeeded": "done", "failed": "dead"}
+ROLE_OF = {
+    "pending": "ready",
+    "retrying": "ready",
+    "running": "running",
+    "succeeded": "done",
+    "failed": "dead",
+}
 ACTIVE = ("ready", "scheduled", "running")
 
 
@@ -49,9 +54,12 @@ class Workers:
         self.started: list[subprocess.Popen] = []
 
     def start(self, role: str, name: str) -> subprocess.Popen:
-        proc = spawn([sys.executable, str(TESTS / "chancy_app.py"), role],
-                     env={"CHANCY_DSN": self.dsn, "PYTHONPATH": str(TESTS)},
-                     cwd=self.folder, log=self.folder / f"{name}.log")
+        proc = spawn(
+            [sys.executable, str(TESTS / "chancy_app.py"), role],
+            env={"CHANCY_DSN": self.dsn, "PYTHONPATH": str(TESTS)},
+            cwd=self.folder,
+            log=self.folder / f"{name}.log",
+        )
         self.started.append(proc)
         return proc
 
@@ -85,8 +93,10 @@ async def prepare(dsn: str) -> dict[str, Reference]:
     async with Chancy(dsn) as app:
         await app.migrate()
         for name, role, concurrency in (("default", "live", 4), ("victim", "victim", 2)):
-            await app.declare(Queue(name, concurrency=concurrency, polling_interval=1,
-                                    tags={f"role={role}"}), upsert=True)
+            await app.declare(
+                Queue(name, concurrency=concurrency, polling_interval=1, tags={f"role={role}"}),
+                upsert=True,
+            )
         return {name: await app.push(job) for name, job in jobs.items()}
 
 
@@ -122,8 +132,10 @@ def states(dsn: str, refs: dict[str, Reference]) -> dict[str, str]:
 
 
 def runs(conn: psycopg.Connection, ref: Reference, event: str) -> list[tuple]:
-    return conn.execute("SELECT claim_id FROM job_runs WHERE job_id = %s AND event = %s "
-                        "ORDER BY at", (ref.identifier, event)).fetchall()
+    return conn.execute(
+        "SELECT claim_id FROM job_runs WHERE job_id = %s AND event = %s ORDER BY at",
+        (ref.identifier, event),
+    ).fetchall()
 
 
 def queuetop(capsys, *argv: str) -> tuple[int, dict]:
@@ -132,9 +144,11 @@ def queuetop(capsys, *argv: str) -> tuple[int, dict]:
 
 
 def heartbeat_after_claim(conn: psycopg.Connection, ref: Reference) -> bool:
-    row = conn.execute("SELECT w.last_seen > j.started_at FROM chancy_jobs AS j JOIN "
-                       "chancy_workers AS w ON w.worker_id = j.taken_by WHERE j.id = %s",
-                       (ref.identifier,)).fetchone()
+    row = conn.execute(
+        "SELECT w.last_seen > j.started_at FROM chancy_jobs AS j JOIN "
+        "chancy_workers AS w ON w.worker_id = j.taken_by WHERE j.id = %s",
+        (ref.identifier,),
+    ).fetchone()
     return bool(row and row[0])
 
 
@@ -145,10 +159,15 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
     conn = connect(autocommit=True)
 
     workers.start("live", "worker-live")
-    settled = {"quick1": "succeeded", "quick2": "succeeded", "live_long": "running",
-               "failed": "failed"}
-    wait_until(lambda: states(dsn, {k: refs[k] for k in settled}) == settled, timeout=60,
-               interval=0.3)
+    settled = {
+        "quick1": "succeeded",
+        "quick2": "succeeded",
+        "live_long": "running",
+        "failed": "failed",
+    }
+    wait_until(
+        lambda: states(dsn, {k: refs[k] for k in settled}) == settled, timeout=60, interval=0.3
+    )
     victim = workers.start("victim", "worker-victim")
     wait_until(lambda: runs(conn, refs["orphan"], "start"), timeout=60, interval=0.2)
     wait_until(lambda: heartbeat_after_claim(conn, refs["orphan"]), timeout=30, interval=0.2)
@@ -179,24 +198,50 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
     spec = config.validate(conn, config.load_preset("chancy"))
     with db.connect_monitor(dsn) as mon, db.connect_action(dsn) as act:
         seen = monitor.collect(mon, spec).stale_leases
-        dry = actions.requeue(act, spec, [ObservedJob.from_stale(x) for x in seen],
-                              audit=actions.choose_sink(act, None), dry_run=True)
+        dry = actions.requeue(
+            act,
+            spec,
+            [ObservedJob.from_stale(x) for x in seen],
+            audit=actions.choose_sink(act, None),
+            dry_run=True,
+        )
     assert dry.changed == (orphan,)
 
-    code, result = queuetop(capsys, "requeue", "--preset", "chancy", "--dsn", dsn, "--json",
-                            "--reason", "worker-victim was SIGKILLed", orphan)
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "chancy",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "worker-victim was SIGKILLed",
+        orphan,
+    )
     assert (code, result["changed"]) == (0, [orphan])
     requeued = asyncio.run(get_jobs(dsn, {"orphan": refs["orphan"]}))["orphan"]
-    assert (requeued.state.value, requeued.claim_id, requeued.attempts,
-            requeued.max_attempts) == ("pending", None, 0, 2)
-    audited = conn.execute("SELECT target, from_state->>'lease_token', outcome FROM "
-                           "queuetop.audit_log WHERE action = 'requeue'").fetchall()
+    assert (requeued.state.value, requeued.claim_id, requeued.attempts, requeued.max_attempts) == (
+        "pending",
+        None,
+        0,
+        2,
+    )
+    audited = conn.execute(
+        "SELECT target, from_state->>'lease_token', outcome FROM "
+        "queuetop.audit_log WHERE action = 'requeue'"
+    ).fetchall()
     assert audited == [(orphan, str(jobs["orphan"].claim_id), "changed")]
 
     workers.start("victim", "worker-fresh")
-    wait_until(lambda: states(dsn, {k: refs[k] for k in ("orphan", "victim_quick")})
-               == {"orphan": "succeeded", "victim_quick": "succeeded"}, timeout=60,
-               interval=0.3)
+    wait_until(
+        lambda: (
+            states(dsn, {k: refs[k] for k in ("orphan", "victim_quick")})
+            == {"orphan": "succeeded", "victim_quick": "succeeded"}
+        ),
+        timeout=60,
+        interval=0.3,
+    )
     done = asyncio.run(get_jobs(dsn, {"orphan": refs["orphan"]}))["orphan"]
     first_claim = jobs["orphan"].claim_id
     assert [c for (c,) in runs(conn, refs["orphan"], "start")] == [first_claim, done.claim_id]
@@ -205,9 +250,19 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
 
     # dead-letter in chancy's terms: failed, as cancel_job does, the reason in its errors
     live = str(refs["live_long"].identifier)
-    code, result = queuetop(capsys, "dead-letter", "--preset", "chancy", "--dsn", dsn, "--json",
-                            "--reason", "not wanted any more", str(refs["scheduled"].identifier),
-                            live)
+    code, result = queuetop(
+        capsys,
+        "dead-letter",
+        "--preset",
+        "chancy",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "not wanted any more",
+        str(refs["scheduled"].identifier),
+        live,
+    )
     assert code == 1 and result["changed"] == [str(refs["scheduled"].identifier)]
     assert result["skipped"] == [{"id": live, "reason": "lease not expired (use --force)"}]
     after = asyncio.run(get_jobs(dsn, {k: refs[k] for k in ("scheduled", "live_long")}))

@@ -24,16 +24,27 @@ from tests.library_adapters import (
 from tests.library_support import kill_group
 from tests.library_workers import GoodJob, done_count, hold, named, release
 
-ROLES = {"queued": "ready", "scheduled": "scheduled", "retried": "failed", "running": "running",
-         "succeeded": "done", "discarded": "dead"}
+ROLES = {
+    "queued": "ready",
+    "scheduled": "scheduled",
+    "retried": "failed",
+    "running": "running",
+    "succeeded": "done",
+    "discarded": "dead",
+}
 SQL = named("good_job")
 
 
 def _job(conn, job_id):
-    return conn.cursor(row_factory=dict_row).execute(
-        "SELECT g.*, p.state ->> 'name' AS process FROM good_jobs g "
-        "LEFT JOIN good_job_processes p ON p.id = g.locked_by_id WHERE g.id = %s",
-        (job_id,)).fetchone()
+    return (
+        conn.cursor(row_factory=dict_row)
+        .execute(
+            "SELECT g.*, p.state ->> 'name' AS process FROM good_jobs g "
+            "LEFT JOIN good_job_processes p ON p.id = g.locked_by_id WHERE g.id = %s",
+            (job_id,),
+        )
+        .fetchone()
+    )
 
 
 def lock_pid(conn, job_id):
@@ -72,8 +83,11 @@ def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # 
     snap = snapshot(capsys, *preset)
     own = conn.cursor(row_factory=dict_row).execute(SQL["dashboard_state_counts"]).fetchone()
     assert snap["by_status"] == {k: n for k, n in own.items() if n}  # good_job's dashboard
-    assert snap["counts"] == {ROLES[k]: n for k, n in own.items()} == {
-        "ready": 2, "scheduled": 1, "running": 2, "done": 1, "failed": 1, "dead": 1}
+    assert (
+        snap["counts"]
+        == {ROLES[k]: n for k, n in own.items()}
+        == {"ready": 2, "scheduled": 1, "running": 2, "done": 1, "failed": 1, "dead": 1}
+    )
     assert stale(snap) == []
     jobs = {lk["job_id"]: lk for lk in snap["locks"] if lk["job_id"]}
     assert jobs[l1]["pid"] == lock_pid(conn, l1) and jobs[l2]["pid"] == lock_pid(conn, l2)
@@ -91,8 +105,10 @@ def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # 
     code, result = queuetop(capsys, "requeue", *preset, l1, f)
     assert code == 1 and result["changed"] == [f]
     assert result["skipped"] == [{"id": l1, "reason": "already ready"}]
-    assert _job(conn, f)["scheduled_at"] <= conn.execute(
-        "SELECT now() AT TIME ZONE 'UTC'").fetchone()[0]  # reschedule_job(now)
+    assert (
+        _job(conn, f)["scheduled_at"]
+        <= conn.execute("SELECT now() AT TIME ZONE 'UTC'").fetchone()[0]
+    )  # reschedule_job(now)
     for action in (("requeue", "--force"), ("dead-letter", "--force", "--reason", "stop")):
         code, result = queuetop(capsys, *action, *preset, l2)
         assert code == 1 and "holds its advisory lock" in result["skipped"][0]["reason"]
@@ -106,8 +122,10 @@ def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # 
     workers.start("good_job", "good-c")
     wait_until(lambda: _state(conn, l1) == "succeeded", timeout=30)
     assert done_count(conn, l1) == 1 and _job(conn, l1)["executions_count"] == 2
-    events = conn.execute("SELECT error_event FROM good_job_executions WHERE active_job_id = %s "
-                          "ORDER BY created_at", (l1,)).fetchall()
+    events = conn.execute(
+        "SELECT error_event FROM good_job_executions WHERE active_job_id = %s ORDER BY created_at",
+        (l1,),
+    ).fetchall()
     assert events == [(0,), (None,)]  # good_job's record of the interruption, then success
     wait_until(lambda: done_count(conn, s2) == done_count(conn, s3) == 1, timeout=30)
 
@@ -130,13 +148,13 @@ def test_good_job_skiplocked_lease_of_a_dead_process(dsn, workers, capsys, tmp_p
     # an operator whose processes heartbeat often may say 3 seconds (the emulated one: 0.2 s)
     fast = preset_copy(tmp_path, "good-job", "3 seconds")
     dead = _job(conn, l1)["locked_by_id"]
-    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)),
-                       timeout=30)
+    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)), timeout=30)
     assert found == [(l1, str(dead), False)]
 
     code, result = queuetop(capsys, "requeue", *preset, l1)
-    assert code == 1 and result["skipped"] == [{"id": l1,
-                                                "reason": "lease not expired (use --force)"}]
+    assert code == 1 and result["skipped"] == [
+        {"id": l1, "reason": "lease not expired (use --force)"}
+    ]
     # the process is known dead (killed above): requeue before good_job's 5 minutes are up
     code, result = queuetop(capsys, "requeue", *preset, "--force", l1)
     assert (code, result["changed"]) == (0, [l1])

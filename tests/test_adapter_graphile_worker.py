@@ -25,7 +25,7 @@ from psycopg import sql
 
 from dashboard import config
 from dashboard.cli import main
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
 
 HOUR_MS = 3_600_000
 NAMED = {"NAME_SESSIONS": "1"}
@@ -37,10 +37,16 @@ JOBS = {
     "flaky": {"task": "flaky_task", "payload": {"fail": "flaky"}, "options": {"maxAttempts": 2}},
     "doomed": {"task": "flaky_task", "payload": {"fail": "doomed"}, "options": {"maxAttempts": 1}},
     # the victim pool's: an hour on the first attempt (cut short by the kill), 10 ms after
-    "orphan": {"task": "victim_task", "payload": {"first_ms": HOUR_MS, "ms": 10},
-               "options": {"queueName": "serial", "maxAttempts": 1}},
-    "serial_next": {"task": "victim_task", "payload": {"ms": 10},
-                    "options": {"queueName": "serial"}},  # waits for the orphan's named queue
+    "orphan": {
+        "task": "victim_task",
+        "payload": {"first_ms": HOUR_MS, "ms": 10},
+        "options": {"queueName": "serial", "maxAttempts": 1},
+    },
+    "serial_next": {
+        "task": "victim_task",
+        "payload": {"ms": 10},
+        "options": {"queueName": "serial"},
+    },  # waits for the orphan's named queue
     "replaced": {"task": "victim_task", "payload": {"ms": HOUR_MS}, "options": {"jobKey": "dup"}},
 }
 ACTIVE = ("ready", "scheduled", "running")
@@ -48,8 +54,7 @@ ACTIVE = ("ready", "scheduled", "running")
 
 @pytest.fixture
 def graphile(dsn, tmp_path):
-    app = NodeApp("graphile-worker", ["graphile-worker@0.18.0"], "graphile_app.mjs", dsn,
-                  tmp_path)
+    app = NodeApp("graphile-worker", ["graphile-worker@0.18.0"], "graphile_app.mjs", dsn, tmp_path)
     try:
         yield app
     finally:
@@ -87,8 +92,10 @@ def as_ids(added: dict[str, str]) -> dict[str, int]:
 
 
 def runs(conn: psycopg.Connection, job_id: int, event: str) -> list[int]:
-    rows = conn.execute("SELECT attempts FROM job_runs WHERE job_id = %s AND event = %s "
-                        "ORDER BY at", (job_id, event)).fetchall()
+    rows = conn.execute(
+        "SELECT attempts FROM job_runs WHERE job_id = %s AND event = %s ORDER BY at",
+        (job_id, event),
+    ).fetchall()
     return [r for (r,) in rows]
 
 
@@ -98,8 +105,7 @@ def queuetop(capsys, *argv: str) -> tuple[int, dict]:
 
 
 def snapshot(capsys, dsn: str) -> dict:
-    code, snap = queuetop(capsys, "snapshot", "--preset", "graphile-worker", "--json", "--dsn",
-                          dsn)
+    code, snap = queuetop(capsys, "snapshot", "--preset", "graphile-worker", "--json", "--dsn", dsn)
     assert code == 0
     return snap
 
@@ -108,23 +114,47 @@ def test_killed_graphile_pool_requeued_and_completed_once(graphile, dsn, connect
     ids = as_ids(graphile.run("setup", json.dumps(JOBS)))
     graphile.run("once", "flaky_task")  # fails both: doomed for good, flaky for a retry
     assert graphile.run("reschedule", json.dumps({"id": ids["flaky"], "runIn": 3600})) == [
-        str(ids["flaky"])]  # its retry an hour away: it stays retrying
+        str(ids["flaky"])
+    ]  # its retry an hour away: it stays retrying
     assert main(["init-audit", "--dsn", dsn]) == 0
     capsys.readouterr()
     conn = connect(autocommit=True)
 
     graphile.start("pool-live", "work", "live_task", "4", env=NAMED)
-    wait_until(lambda: runs(conn, ids["quick2"], "done") and runs(conn, ids["quick1"], "done")
-               and runs(conn, ids["live_long"], "start"), timeout=60, interval=0.2)
+    wait_until(
+        lambda: (
+            runs(conn, ids["quick2"], "done")
+            and runs(conn, ids["quick1"], "done")
+            and runs(conn, ids["live_long"], "start")
+        ),
+        timeout=60,
+        interval=0.2,
+    )
     victim = graphile.start("pool-victim", "work", "victim_task", "2", env=NAMED)
-    wait_until(lambda: runs(conn, ids["orphan"], "start") and runs(conn, ids["replaced"],
-                                                                   "start"),
-               timeout=60, interval=0.2)
+    wait_until(
+        lambda: runs(conn, ids["orphan"], "start") and runs(conn, ids["replaced"], "start"),
+        timeout=60,
+        interval=0.2,
+    )
     kill_group(victim)  # mid-job: its sessions go, its locks stay
     # add_job with the running job's key: graphile-worker adds a new job and spends the old
     # one's attempts, so that the old one never runs again
-    ids.update(as_ids(graphile.run("add", json.dumps({"replacement": {
-        "task": "victim_task", "payload": {"ms": 10}, "options": {"jobKey": "dup"}}}))))
+    ids.update(
+        as_ids(
+            graphile.run(
+                "add",
+                json.dumps(
+                    {
+                        "replacement": {
+                            "task": "victim_task",
+                            "payload": {"ms": 10},
+                            "options": {"jobKey": "dup"},
+                        }
+                    }
+                ),
+            )
+        )
+    )
     orphans = {ids["orphan"], ids["replaced"]}
 
     def orphans_stale() -> dict | None:
@@ -133,7 +163,8 @@ def test_killed_graphile_pool_requeued_and_completed_once(graphile, dsn, connect
 
     snap = wait_until(orphans_stale, timeout=30, interval=0.3)  # the live pool's job is not
     assert {(s["worker_alive"], s["group"]) for s in snap["stale_leases"]} == {
-        (False, "victim_task")}
+        (False, "victim_task")
+    }
 
     roles, tasks, jobs = library_view(graphile)
     assert snap["estimated"] == []
@@ -148,25 +179,48 @@ def test_killed_graphile_pool_requeued_and_completed_once(graphile, dsn, connect
     assert lease["lease_token"] // 1000 == round(locked_at.timestamp() * 1000)
     assert lease["worker"] == jobs[ids["orphan"]]["locked_by"]
 
-    code, result = queuetop(capsys, "requeue", "--preset", "graphile-worker", "--dsn", dsn,
-                            "--json", "--reason", "pool-victim was SIGKILLed", str(ids["orphan"]),
-                            str(ids["replaced"]))
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "graphile-worker",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "pool-victim was SIGKILLed",
+        str(ids["orphan"]),
+        str(ids["replaced"]),
+    )
     assert code == 1 and result["changed"] == [ids["orphan"]]
-    assert result["skipped"] == [{"id": ids["replaced"], "reason": (
-        "graphile-worker: the job was replaced (add_job with its job_key) or removed "
-        "(remove_job) while it ran, so it must not run again")}]
+    assert result["skipped"] == [
+        {
+            "id": ids["replaced"],
+            "reason": (
+                "graphile-worker: the job was replaced (add_job with its job_key) or removed "
+                "(remove_job) while it ran, so it must not run again"
+            ),
+        }
+    ]
     requeued = library_view(graphile)[2][ids["orphan"]]
-    assert (requeued["locked_at"], requeued["attempts"], requeued["max_attempts"],
-            requeued["is_available"]) == (None, 1, 2, True)
-    audited = conn.execute("SELECT target, from_state->>'worker', outcome FROM "
-                           "queuetop.audit_log WHERE action = 'requeue' AND outcome = 'changed'"
-                           ).fetchall()
+    assert (
+        requeued["locked_at"],
+        requeued["attempts"],
+        requeued["max_attempts"],
+        requeued["is_available"],
+    ) == (None, 1, 2, True)
+    audited = conn.execute(
+        "SELECT target, from_state->>'worker', outcome FROM "
+        "queuetop.audit_log WHERE action = 'requeue' AND outcome = 'changed'"
+    ).fetchall()
     assert audited == [(str(ids["orphan"]), jobs[ids["orphan"]]["locked_by"], "changed")]
 
     graphile.start("pool-fresh", "work", "victim_task", "2", env=NAMED)
-    wait_until(lambda: all(runs(conn, ids[k], "done") for k in ("orphan", "serial_next",
-                                                                "replacement")),
-               timeout=60, interval=0.2)  # the serial queue was unlocked with the orphan
+    wait_until(
+        lambda: all(runs(conn, ids[k], "done") for k in ("orphan", "serial_next", "replacement")),
+        timeout=60,
+        interval=0.2,
+    )  # the serial queue was unlocked with the orphan
     assert runs(conn, ids["orphan"], "start") == [1, 2]  # the killed run, then the fresh one
     assert runs(conn, ids["orphan"], "done") == [2]  # completed exactly once
     jobs = library_view(graphile)[2]
@@ -176,19 +230,47 @@ def test_killed_graphile_pool_requeued_and_completed_once(graphile, dsn, connect
     # retry now a job waiting out its backoff (reschedule_jobs' way); dead-letter as
     # permanently_fail_jobs: a scheduled job and the replaced orphan (unlocked too); the
     # live pool's job is skipped
-    code, result = queuetop(capsys, "requeue", "--preset", "graphile-worker", "--dsn", dsn,
-                            "--json", "--reason", "retry now", str(ids["flaky"]))
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "graphile-worker",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "retry now",
+        str(ids["flaky"]),
+    )
     assert (code, result["changed"]) == (0, [ids["flaky"]])
-    code, result = queuetop(capsys, "dead-letter", "--preset", "graphile-worker", "--dsn", dsn,
-                            "--json", "--reason", "not wanted any more", str(ids["scheduled"]),
-                            str(ids["replaced"]), str(ids["live_long"]))
+    code, result = queuetop(
+        capsys,
+        "dead-letter",
+        "--preset",
+        "graphile-worker",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "not wanted any more",
+        str(ids["scheduled"]),
+        str(ids["replaced"]),
+        str(ids["live_long"]),
+    )
     assert code == 1 and result["changed"] == [ids["scheduled"], ids["replaced"]]
-    assert result["skipped"] == [{"id": ids["live_long"],
-                                  "reason": "lease not expired (use --force)"}]
+    assert result["skipped"] == [
+        {"id": ids["live_long"], "reason": "lease not expired (use --force)"}
+    ]
     roles, _, jobs = library_view(graphile)
-    assert [(jobs[ids[k]]["attempts"], jobs[ids[k]]["max_attempts"], jobs[ids[k]]["last_error"],
-             jobs[ids[k]]["locked_at"]) for k in ("scheduled", "replaced")] == [
-        (25, 25, "not wanted any more", None)] * 2
+    assert [
+        (
+            jobs[ids[k]]["attempts"],
+            jobs[ids[k]]["max_attempts"],
+            jobs[ids[k]]["last_error"],
+            jobs[ids[k]]["locked_at"],
+        )
+        for k in ("scheduled", "replaced")
+    ] == [(25, 25, "not wanted any more", None)] * 2
     assert jobs[ids["flaky"]]["attempts"] == 1 and jobs[ids["flaky"]]["last_error"]
     assert roles == {"ready": 1, "scheduled": 0, "running": 1, "failed": 0, "dead": 3}
     assert snapshot(capsys, dsn)["counts"] == {**roles, "done": 0}
@@ -198,9 +280,9 @@ def worker_alive(conn: psycopg.Connection, ids: list[int]) -> list[bool | None]:
     """The preset's worker_alive expression for the given jobs, as the monitor reads it."""
     spec = config.validate(conn, config.load_preset("graphile-worker"))
     parts = queue_parts(spec)
-    stmt = sql.SQL("SELECT {alive} FROM {table} AS t WHERE t.id = ANY(%s) ORDER BY "
-                   "array_position(%s, t.id)").format(alive=parts["worker_alive"],
-                                                      table=parts["table"])
+    stmt = sql.SQL(
+        "SELECT {alive} FROM {table} AS t WHERE t.id = ANY(%s) ORDER BY array_position(%s, t.id)"
+    ).format(alive=parts["worker_alive"], table=parts["table"])
     return [alive for (alive,) in conn.execute(stmt, (ids, ids)).fetchall()]
 
 
@@ -209,16 +291,27 @@ def test_unnamed_pools_leave_liveness_unknown(graphile, dsn, connect, capsys):
     dead to queuetop: only graphile-worker's 4 hours make it stale, and a requeue needs
     --force. A pool that does not name its sessions keeps named pools' verdicts off its
     jobs while it runs (its LISTEN session is seen)."""
-    ids = as_ids(graphile.run("setup", json.dumps({
-        "plain": {"task": "plain_task", "payload": {"ms": HOUR_MS}},
-        "named": {"task": "named_task", "payload": {"ms": HOUR_MS}}})))
+    ids = as_ids(
+        graphile.run(
+            "setup",
+            json.dumps(
+                {
+                    "plain": {"task": "plain_task", "payload": {"ms": HOUR_MS}},
+                    "named": {"task": "named_task", "payload": {"ms": HOUR_MS}},
+                }
+            ),
+        )
+    )
     assert main(["init-audit", "--dsn", dsn]) == 0
     capsys.readouterr()
     conn = connect(autocommit=True)
     plain = graphile.start("pool-plain", "work", "plain_task", "1")
     named = graphile.start("pool-named", "work", "named_task", "1", env=NAMED)
-    wait_until(lambda: runs(conn, ids["plain"], "start") and runs(conn, ids["named"], "start"),
-               timeout=60, interval=0.2)
+    wait_until(
+        lambda: runs(conn, ids["plain"], "start") and runs(conn, ids["named"], "start"),
+        timeout=60,
+        interval=0.2,
+    )
     both = [ids["plain"], ids["named"]]
     assert worker_alive(conn, both) == [None, True]
     assert snapshot(capsys, dsn)["stale_leases"] == []
@@ -231,14 +324,40 @@ def test_unnamed_pools_leave_liveness_unknown(graphile, dsn, connect, capsys):
     kill_group(named)  # no pool names its sessions any more: nothing is known
     wait_until(lambda: worker_alive(conn, both) == [None, None], timeout=30, interval=0.2)
     assert snapshot(capsys, dsn)["stale_leases"] == []
-    code, result = queuetop(capsys, "requeue", "--preset", "graphile-worker", "--dsn", dsn,
-                            "--json", "--reason", "its pool is gone", str(ids["plain"]))
-    assert code == 1 and result["skipped"] == [{"id": ids["plain"],
-                                                "reason": "lease not expired (use --force)"}]
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "graphile-worker",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "its pool is gone",
+        str(ids["plain"]),
+    )
+    assert code == 1 and result["skipped"] == [
+        {"id": ids["plain"], "reason": "lease not expired (use --force)"}
+    ]
     # the operator knows the pool is gone (graphile-worker cannot tell): --force
-    code, result = queuetop(capsys, "requeue", "--preset", "graphile-worker", "--dsn", dsn,
-                            "--json", "--force", "--reason", "its pool is gone", str(ids["plain"]))
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "graphile-worker",
+        "--dsn",
+        dsn,
+        "--json",
+        "--force",
+        "--reason",
+        "its pool is gone",
+        str(ids["plain"]),
+    )
     assert (code, result["changed"]) == (0, [ids["plain"]])
     job = library_view(graphile)[2][ids["plain"]]
     assert (job["locked_at"], job["locked_by"], job["attempts"], job["is_available"]) == (
-        None, None, 1, True)
+        None,
+        None,
+        1,
+        True,
+    )

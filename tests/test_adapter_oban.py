@@ -29,9 +29,16 @@ TESTS = Path(__file__).resolve().parent
 OBAN = "oban==0.7.0"
 # Where queuetop must place each of Oban's states (the preset says the same; this is the
 # test's own statement of it).
-ROLE_OF = {"available": "ready", "scheduled": "scheduled", "retryable": "scheduled",
-           "suspended": "scheduled", "executing": "running", "completed": "done",
-           "discarded": "dead", "cancelled": "dead"}
+ROLE_OF = {
+    "available": "ready",
+    "scheduled": "scheduled",
+    "retryable": "scheduled",
+    "suspended": "scheduled",
+    "executing": "running",
+    "completed": "done",
+    "discarded": "dead",
+    "cancelled": "dead",
+}
 ACTIVE = ("ready", "scheduled", "running")
 
 
@@ -53,8 +60,14 @@ class Oban:
 
     def run(self, *argv: str) -> str:
         # cwd: a folder of our own, as `oban` also reads ./oban.toml where it runs
-        done = subprocess.run([str(self.python), *argv], env={**os.environ, **self.env},
-                              cwd=self.folder, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [str(self.python), *argv],
+            env={**os.environ, **self.env},
+            cwd=self.folder,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -67,13 +80,30 @@ class Oban:
     def worker(self, node: str, queues: str, *, leader: bool = False) -> subprocess.Popen:
         # Named otherwise than oban.toml: `oban start` would read that one by itself too.
         config = self.folder / f"{node}.toml"
-        config.write_text(f"leadership = {str(leader).lower()}\n"
-                          "shutdown_grace_period = 1.0\n"
-                          "[refresher]\ninterval = 1.0\nmax_age = 5.0\n")
-        proc = spawn([str(self.python.parent / "oban"), "start", "--config", str(config),
-                      "--dsn", self.dsn, "--queues", queues, "--node", node,
-                      "--log-level", "WARNING"],
-                     env=self.env, cwd=self.folder, log=self.folder / f"{node}.log")
+        config.write_text(
+            f"leadership = {str(leader).lower()}\n"
+            "shutdown_grace_period = 1.0\n"
+            "[refresher]\ninterval = 1.0\nmax_age = 5.0\n"
+        )
+        proc = spawn(
+            [
+                str(self.python.parent / "oban"),
+                "start",
+                "--config",
+                str(config),
+                "--dsn",
+                self.dsn,
+                "--queues",
+                queues,
+                "--node",
+                node,
+                "--log-level",
+                "WARNING",
+            ],
+            env=self.env,
+            cwd=self.folder,
+            log=self.folder / f"{node}.log",
+        )
         self.workers.append(proc)
         return proc
 
@@ -111,15 +141,18 @@ def oban_view(oban: Oban) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
 
 
 def states(conn: psycopg.Connection, ids: dict[str, int]) -> dict[str, str]:
-    rows = conn.execute("SELECT id, state::text FROM oban_jobs WHERE id = ANY(%s)",
-                        (list(ids.values()),)).fetchall()
+    rows = conn.execute(
+        "SELECT id, state::text FROM oban_jobs WHERE id = ANY(%s)", (list(ids.values()),)
+    ).fetchall()
     by_id = dict(rows)
     return {name: by_id.get(job_id) for name, job_id in ids.items()}
 
 
 def runs(conn: psycopg.Connection, job_id: int, event: str) -> list[tuple]:
-    return conn.execute("SELECT attempt, node FROM job_runs WHERE job_id = %s AND event = %s "
-                        "ORDER BY at", (job_id, event)).fetchall()
+    return conn.execute(
+        "SELECT attempt, node FROM job_runs WHERE job_id = %s AND event = %s ORDER BY at",
+        (job_id, event),
+    ).fetchall()
 
 
 def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, capsys):
@@ -130,18 +163,30 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     conn = connect(autocommit=True)
 
     oban.worker("worker-live", "default:5", leader=True)
-    settled = {"quick1": "completed", "quick2": "completed", "live_long": "executing",
-               "retryable": "retryable", "discarded": "discarded"}
-    wait_until(lambda: states(conn, {k: ids[k] for k in settled}) == settled, timeout=60,
-               interval=0.2)
+    settled = {
+        "quick1": "completed",
+        "quick2": "completed",
+        "live_long": "executing",
+        "retryable": "retryable",
+        "discarded": "discarded",
+    }
+    wait_until(
+        lambda: states(conn, {k: ids[k] for k in settled}) == settled, timeout=60, interval=0.2
+    )
     victim = oban.worker("worker-victim", "victim:2")
     orphans = {k: ids[k] for k in ("orphan", "orphan_max1")}
-    wait_until(lambda: all(runs(conn, i, "start") for i in orphans.values()), timeout=60,
-               interval=0.2)
+    wait_until(
+        lambda: all(runs(conn, i, "start") for i in orphans.values()), timeout=60, interval=0.2
+    )
     # one heartbeat of the victim's producer after the claim, then the crash
-    wait_until(lambda: conn.execute("SELECT bool_and(updated_at > started_at) FROM "
-                                    "oban_producers WHERE node = 'worker-victim'").fetchone()[0],
-               timeout=30, interval=0.2)
+    wait_until(
+        lambda: conn.execute(
+            "SELECT bool_and(updated_at > started_at) FROM "
+            "oban_producers WHERE node = 'worker-victim'"
+        ).fetchone()[0],
+        timeout=30,
+        interval=0.2,
+    )
     kill_group(victim)
     ids["victim_quick"] = oban.app("quick", "victim")  # ready, with no worker for its queue
 
@@ -154,8 +199,9 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     leases = {lease["id"]: lease for lease in snap["stale_leases"]}
     assert ids["live_long"] not in leases  # its producer heartbeats: not an orphan
     assert set(leases) == set(orphans.values())
-    assert all(lease["worker_alive"] is False and lease["group"] == "victim"
-               for lease in leases.values())
+    assert all(
+        lease["worker_alive"] is False and lease["group"] == "victim" for lease in leases.values()
+    )
 
     # queuetop's counts per role and per queue are Oban's own
     roles, queues = oban_view(oban)
@@ -169,13 +215,27 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     spec = config.validate(conn, config.load_preset("oban"))
     with db.connect_monitor(dsn) as mon, db.connect_action(dsn) as act:
         seen = monitor.collect(mon, spec).stale_leases
-        dry = actions.requeue(act, spec, [ObservedJob.from_stale(x) for x in seen],
-                              audit=actions.choose_sink(act, None), dry_run=True)
+        dry = actions.requeue(
+            act,
+            spec,
+            [ObservedJob.from_stale(x) for x in seen],
+            audit=actions.choose_sink(act, None),
+            dry_run=True,
+        )
     assert sorted(dry.changed) == sorted(str(i) for i in orphans.values())
 
-    code, result = queuetop(capsys, "requeue", "--preset", "oban", "--dsn", dsn, "--json",
-                            "--reason", "worker-victim was SIGKILLed",
-                            *(str(i) for i in orphans.values()))
+    code, result = queuetop(
+        capsys,
+        "requeue",
+        "--preset",
+        "oban",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "worker-victim was SIGKILLed",
+        *(str(i) for i in orphans.values()),
+    )
     assert (code, sorted(result["changed"])) == (0, sorted(orphans.values()))
     requeued = oban.app("jobs", *(str(i) for i in orphans.values()))
     orphan, maxed = requeued[str(orphans["orphan"])], requeued[str(orphans["orphan_max1"])]
@@ -183,26 +243,39 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     # attempt 1 of max_attempts 1: Oban claims it again only because max_attempts was raised
     assert (maxed["state"], maxed["attempt"], maxed["max_attempts"]) == ("available", 1, 2)
     assert orphan["meta"]["rescued"] == maxed["meta"]["rescued"] == 1
-    audited = conn.execute("SELECT target, from_state->>'status', outcome FROM "
-                           "queuetop.audit_log WHERE action = 'requeue' ORDER BY target"
-                           ).fetchall()
+    audited = conn.execute(
+        "SELECT target, from_state->>'status', outcome FROM "
+        "queuetop.audit_log WHERE action = 'requeue' ORDER BY target"
+    ).fetchall()
     assert audited == sorted((str(i), "executing", "changed") for i in orphans.values())
 
     oban.worker("worker-fresh", "victim:2")
     fresh_jobs = {**orphans, "victim_quick": ids["victim_quick"]}
-    wait_until(lambda: set(states(conn, fresh_jobs).values()) == {"completed"}, timeout=60,
-               interval=0.2)
+    wait_until(
+        lambda: set(states(conn, fresh_jobs).values()) == {"completed"}, timeout=60, interval=0.2
+    )
     for job_id in orphans.values():
         assert runs(conn, job_id, "start") == [(1, "worker-victim"), (2, "worker-fresh")]
         assert runs(conn, job_id, "done") == [(2, "worker-fresh")]  # exactly once
 
     # dead-letter in Oban's terms: discarded, the reason in its errors
-    code, result = queuetop(capsys, "dead-letter", "--preset", "oban", "--dsn", dsn, "--json",
-                            "--reason", "not wanted any more", str(ids["scheduled"]),
-                            str(ids["live_long"]))
+    code, result = queuetop(
+        capsys,
+        "dead-letter",
+        "--preset",
+        "oban",
+        "--dsn",
+        dsn,
+        "--json",
+        "--reason",
+        "not wanted any more",
+        str(ids["scheduled"]),
+        str(ids["live_long"]),
+    )
     assert code == 1 and result["changed"] == [ids["scheduled"]]
-    assert result["skipped"] == [{"id": ids["live_long"],
-                                  "reason": "lease not expired (use --force)"}]
+    assert result["skipped"] == [
+        {"id": ids["live_long"], "reason": "lease not expired (use --force)"}
+    ]
     dead = oban.app("jobs", str(ids["scheduled"]), str(ids["live_long"]))
     assert dead[str(ids["scheduled"])]["state"] == "discarded"
     assert dead[str(ids["scheduled"])]["errors"][-1]["error"] == "not wanted any more"

@@ -25,9 +25,10 @@ from library_apps import pgqueuer_app
 from library_support import kill_group, rows, side_effects, spawn
 from pgqueuer import Queries
 
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
 from dashboard.cli import main
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.setup import schema
 
 APP = Path(__file__).parent / "library_apps" / "pgqueuer_app.py"
 LONG = b"120"  # seconds: a long job outlives the test, it ends only by a kill
@@ -37,6 +38,7 @@ TERMINAL = {"successful": "done", "exception": "dead", "canceled": "dead", "dele
 
 def library(dsn: str, use):
     """Run `use(queries)` with pgqueuer's Queries on this test's database."""
+
     async def run():
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
             return await use(Queries.from_psycopg_connection(conn))
@@ -48,6 +50,7 @@ def library(dsn: str, use):
 def pgq_dsn(dsn: str) -> str:
     """A database with pgqueuer's schema (as `pgq install` makes it), the side table the
     entrypoints write to, and queuetop's audit table."""
+
     async def install(queries: Queries) -> None:
         await queries.install()
 
@@ -64,9 +67,15 @@ def workers(tmp_path: Path) -> Iterator:
     started = []
 
     def start(dsn: str, entrypoints: str, name: str, heartbeat_timeout: float = 2.0):
-        proc = spawn([sys.executable, str(APP)], log=tmp_path / f"{name}.log",
-                     env={"PGQ_DSN": dsn, "PGQ_ENTRYPOINTS": entrypoints,
-                          "PGQ_HEARTBEAT_TIMEOUT": str(heartbeat_timeout)})
+        proc = spawn(
+            [sys.executable, str(APP)],
+            log=tmp_path / f"{name}.log",
+            env={
+                "PGQ_DSN": dsn,
+                "PGQ_ENTRYPOINTS": entrypoints,
+                "PGQ_HEARTBEAT_TIMEOUT": str(heartbeat_timeout),
+            },
+        )
         started.append(proc)
         return proc
 
@@ -76,20 +85,24 @@ def workers(tmp_path: Path) -> Iterator:
 
 
 def job_log(dsn: str, job_id: int) -> list[str]:
-    return [s for (s,) in rows(dsn, "SELECT status::text FROM pgqueuer_log WHERE job_id = %s "
-                                    "ORDER BY id", job_id)]
+    return [
+        s
+        for (s,) in rows(
+            dsn, "SELECT status::text FROM pgqueuer_log WHERE job_id = %s ORDER BY id", job_id
+        )
+    ]
 
 
 def snapshot(dsn: str, spec: QueueSpec | None = None) -> Snapshot:
     with db.connect_monitor(dsn) as conn:
-        return monitor.collect(conn, config.validate(conn, spec or config.load_preset(
-            "pgqueuer")))
+        return monitor.collect(conn, config.validate(conn, spec or config.load_preset("pgqueuer")))
 
 
 def library_roles(dsn: str) -> tuple[Counter, dict[str, Counter]]:
     """Jobs per queuetop role (and the active ones per entrypoint) from pgqueuer's own API:
     the live rows (browse_queue; queued is scheduled while execute_after is ahead) and the
     finished ones from its log statistics."""
+
     async def read(queries: Queries):
         return await queries.browse_queue(limit=1000), await queries.log_statistics(limit=None)
 
@@ -111,8 +124,7 @@ def library_roles(dsn: str) -> tuple[Counter, dict[str, Counter]]:
     return roles, groups
 
 
-def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_dsn, workers,
-                                                                          capsys):
+def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_dsn, workers, capsys):
     async def enqueue(queries: Queries) -> dict[str, int]:
         await queries.enqueue(["quick"] * 3 + ["boom", "hold"], [None] * 5, [0] * 5)
         await queries.enqueue("quick", None, execute_after=timedelta(hours=1))
@@ -127,13 +139,15 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
     orphan, live = ids["orphan"], ids["live"]
     doomed = workers(pgq_dsn, "quick,long,boom,hold", "doomed")
     workers(pgq_dsn, "live", "alive")
-    wait_until(lambda: side_effects(pgq_dsn, orphan)["started"]
-               and side_effects(pgq_dsn, live)["started"], timeout=60)
+    wait_until(
+        lambda: side_effects(pgq_dsn, orphan)["started"] and side_effects(pgq_dsn, live)["started"],
+        timeout=60,
+    )
     finished = {"done": 3, "failed": 1, "dead": 2}  # dead: boom's exception, the cancelled
-    wait_until(lambda: {r: library_roles(pgq_dsn)[0][r] for r in finished} == finished,
-               timeout=30)
-    (doomed_qm,) = rows(pgq_dsn, "SELECT queue_manager_id::text FROM pgqueuer WHERE id = %s",
-                        orphan)[0]
+    wait_until(lambda: {r: library_roles(pgq_dsn)[0][r] for r in finished} == finished, timeout=30)
+    (doomed_qm,) = rows(
+        pgq_dsn, "SELECT queue_manager_id::text FROM pgqueuer WHERE id = %s", orphan
+    )[0]
     kill_group(doomed)
 
     # queuetop, told a heartbeat timeout for these workers, sees the orphan once it is silent
@@ -141,28 +155,54 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
     spec = replace(preset, policy=replace(preset.policy, heartbeat_timeout_s=STALE_S))
     snap = wait_until(lambda: (s := snapshot(pgq_dsn, spec)).stale_leases and s, timeout=30)
     assert [(s.id, s.worker, s.worker_alive, s.group) for s in snap.stale_leases] == [
-        (orphan, doomed_qm, False, "long")]  # the live worker's long job is not there
+        (orphan, doomed_qm, False, "long")
+    ]  # the live worker's long job is not there
     stale = library(pgq_dsn, lambda q: q.stale_jobs(threshold=timedelta(seconds=STALE_S)))
     assert [job.id for job in stale] == [orphan]  # pgqueuer's own answer (`pgq stale`)
     roles, groups = library_roles(pgq_dsn)
     assert snap.counts == {role: roles[role] for role in snap.roles}
-    assert snap.counts == {"ready": 1, "scheduled": 1, "running": 2, "done": 3, "failed": 1,
-                           "dead": 2}
+    assert snap.counts == {
+        "ready": 1,
+        "scheduled": 1,
+        "running": 2,
+        "done": 3,
+        "failed": 1,
+        "dead": 2,
+    }
     assert {g.name: (g.ready, g.scheduled, g.running, g.stale_leases) for g in snap.groups} == {
         name: (c["ready"], c["scheduled"], c["running"], int(name == "long"))
-        for name, c in groups.items()}
+        for name, c in groups.items()
+    }
     sizes = library(pgq_dsn, lambda q: q.queue_size())
     assert sum(g.ready + g.scheduled + g.running for g in snap.groups) == sum(
-        s.count for s in sizes if s.status in ("queued", "picked"))
+        s.count for s in sizes if s.status in ("queued", "picked")
+    )
 
     # --force: with the preset alone (pgqueuer's 30 s timeout) the heartbeat, silent for a
     # few seconds only, is not old enough; the worker is dead all the same (SIGKILL).
     assert main(["requeue", "--preset", "pgqueuer", "--dsn", pgq_dsn, str(orphan)]) == 1
     assert "lease not expired (use --force)" in capsys.readouterr().out
-    assert main(["requeue", "--preset", "pgqueuer", "--dsn", pgq_dsn, str(orphan),
-                 "--force", "--reason", "worker killed"]) == 0
-    assert rows(pgq_dsn, "SELECT status::text, attempts, queue_manager_id FROM pgqueuer "
-                         "WHERE id = %s", orphan) == [("queued", 1, None)]
+    assert (
+        main(
+            [
+                "requeue",
+                "--preset",
+                "pgqueuer",
+                "--dsn",
+                pgq_dsn,
+                str(orphan),
+                "--force",
+                "--reason",
+                "worker killed",
+            ]
+        )
+        == 0
+    )
+    assert rows(
+        pgq_dsn,
+        "SELECT status::text, attempts, queue_manager_id FROM pgqueuer WHERE id = %s",
+        orphan,
+    ) == [("queued", 1, None)]
     # A fresh worker with pgqueuer's default 30 s timeout cannot re-pick the job itself:
     # it runs it because the requeue made it queued, with no queue_manager_id left to count
     # against the entrypoint's concurrency limit of 1.
@@ -171,8 +211,7 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
     assert side_effects(pgq_dsn, orphan) == Counter(started=2, done=1)  # exactly once
     assert job_log(pgq_dsn, orphan) == ["queued", "picked", "queued", "picked", "successful"]
     assert rows(pgq_dsn, "SELECT count(*) FROM pgqueuer WHERE id = %s", orphan) == [(0,)]
-    assert rows(pgq_dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", live) == [
-        ("picked",)]
+    assert rows(pgq_dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", live) == [("picked",)]
     assert snapshot(pgq_dsn).counts["done"] == 4
 
 
@@ -184,8 +223,12 @@ def test_refusals_and_dead_letter_in_pgqueuer_terms(pgq_dsn, workers, capsys):
 
     held, stuck = library(pgq_dsn, enqueue)
     worker = workers(pgq_dsn, "hold,long", "worker")
-    wait_until(lambda: side_effects(pgq_dsn, stuck)["started"]
-               and job_log(pgq_dsn, held)[-1:] == ["failed"], timeout=60)
+    wait_until(
+        lambda: (
+            side_effects(pgq_dsn, stuck)["started"] and job_log(pgq_dsn, held)[-1:] == ["failed"]
+        ),
+        timeout=60,
+    )
     kill_group(worker)
     (waiting,) = library(pgq_dsn, lambda q: q.enqueue("other", None, dedupe_key="nightly"))
 
@@ -202,11 +245,13 @@ def test_refusals_and_dead_letter_in_pgqueuer_terms(pgq_dsn, workers, capsys):
     assert act("dead-letter", str(waiting), "--reason", "duplicate")[0] == 0
     failed = library(pgq_dsn, lambda q: q.list_failed_jobs())  # `pgq failed`
     assert sorted(job.id for job in failed) == sorted([held, stuck, waiting])
-    assert rows(pgq_dsn, "SELECT queue_manager_id FROM pgqueuer WHERE id = %s", stuck) == [
-        (None,)]
-    assert rows(pgq_dsn, "SELECT traceback->>'exception_message' FROM pgqueuer_log "
-                         "WHERE job_id = %s ORDER BY id DESC LIMIT 1", stuck) == [
-        ("worker gone",)]
+    assert rows(pgq_dsn, "SELECT queue_manager_id FROM pgqueuer WHERE id = %s", stuck) == [(None,)]
+    assert rows(
+        pgq_dsn,
+        "SELECT traceback->>'exception_message' FROM pgqueuer_log "
+        "WHERE job_id = %s ORDER BY id DESC LIMIT 1",
+        stuck,
+    ) == [("worker gone",)]
 
     # No active job holds the key any more: `pgq requeue`'s way (attempts back to 0) works
     assert act("requeue", str(held))[0] == 0

@@ -25,10 +25,11 @@ from library_apps import procrastinate_app
 from library_support import kill_group, rows, side_effects, spawn
 from procrastinate import PsycopgConnector
 
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
 from dashboard.actions import observe_jobs
 from dashboard.cli import main
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.setup import schema
 
 APPS = Path(__file__).parent / "library_apps"
 LONG_S = 120  # a long job outlives the test: it ends only by a kill
@@ -60,9 +61,20 @@ def workers(tmp_path: Path) -> Iterator:
     started = []
 
     def start(dsn: str, queues: str, name: str):
-        proc = spawn([sys.executable, "-m", "procrastinate", "--app=procrastinate_app.app",
-                      "worker", f"--queues={queues}", "--concurrency=1", f"--name={name}"],
-                     env={"PQ_DSN": dsn, "PYTHONPATH": str(APPS)}, log=tmp_path / f"{name}.log")
+        proc = spawn(
+            [
+                sys.executable,
+                "-m",
+                "procrastinate",
+                "--app=procrastinate_app.app",
+                "worker",
+                f"--queues={queues}",
+                "--concurrency=1",
+                f"--name={name}",
+            ],
+            env={"PQ_DSN": dsn, "PYTHONPATH": str(APPS)},
+            log=tmp_path / f"{name}.log",
+        )
         started.append(proc)
         return proc
 
@@ -77,8 +89,9 @@ def status(dsn: str, job_id: int) -> str:
 
 def snapshot(dsn: str, spec: QueueSpec | None = None) -> Snapshot:
     with db.connect_monitor(dsn) as conn:
-        return monitor.collect(conn, config.validate(conn, spec or config.load_preset(
-            "procrastinate")))
+        return monitor.collect(
+            conn, config.validate(conn, spec or config.load_preset("procrastinate"))
+        )
 
 
 def with_worker_timeout(spec: QueueSpec, seconds: float) -> QueueSpec:
@@ -89,8 +102,14 @@ def library_roles(app) -> tuple[Counter, dict[str, Counter]]:
     """Jobs per queuetop role and per queue, from procrastinate's own API (list_jobs): todo
     is scheduled while its scheduled_at is ahead, else ready."""
     now = datetime.now(timezone.utc)
-    names = {"todo": "ready", "doing": "running", "succeeded": "done", "failed": "failed",
-             "cancelled": "dead", "aborted": "dead"}
+    names = {
+        "todo": "ready",
+        "doing": "running",
+        "succeeded": "done",
+        "failed": "failed",
+        "cancelled": "dead",
+        "aborted": "dead",
+    }
     roles: Counter = Counter()
     groups: dict[str, Counter] = {}
     for job in app.job_manager.list_jobs():
@@ -104,6 +123,7 @@ def library_roles(app) -> tuple[Counter, dict[str, Counter]]:
 
 def library_stalled(dsn: str, seconds: float) -> set[int]:
     """procrastinate's own answer: get_stalled_jobs (doing, worker silent or gone)."""
+
     async def stalled() -> set[int]:
         connector = PsycopgConnector(conninfo=dsn, min_size=1, max_size=1)
         with procrastinate_app.app.replace_connector(connector) as app:
@@ -114,8 +134,7 @@ def library_stalled(dsn: str, seconds: float) -> set[int]:
     return asyncio.run(stalled())
 
 
-def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn, workers,
-                                                                          capsys):
+def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn, workers, capsys):
     with library(pq_dsn) as app:
         for _ in range(3):
             app.configure_task("quick").defer()
@@ -128,31 +147,39 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn
         app.job_manager.cancel_job_by_id(cancelled)
     doomed = workers(pq_dsn, "demo", "doomed")
     workers(pq_dsn, "live", "alive")
-    wait_until(lambda: side_effects(pq_dsn, orphan)["started"]
-               and side_effects(pq_dsn, live)["started"], timeout=60)
-    doomed_id = rows(pq_dsn, "SELECT worker_id FROM procrastinate_jobs WHERE id = %s",
-                     orphan)[0][0]
+    wait_until(
+        lambda: side_effects(pq_dsn, orphan)["started"] and side_effects(pq_dsn, live)["started"],
+        timeout=60,
+    )
+    doomed_id = rows(pq_dsn, "SELECT worker_id FROM procrastinate_jobs WHERE id = %s", orphan)[0][0]
     kill_group(doomed)
 
     # queuetop, told the workers' 4 s timeout, sees the orphan once the worker is silent
-    spec = with_worker_timeout(config.load_preset("procrastinate"),
-                               procrastinate_app.STALLED_S)
+    spec = with_worker_timeout(config.load_preset("procrastinate"), procrastinate_app.STALLED_S)
     snap = wait_until(lambda: (s := snapshot(pq_dsn, spec)).stale_leases and s, timeout=30)
     assert [(s.id, s.worker, s.worker_alive, s.group) for s in snap.stale_leases] == [
-        (orphan, str(doomed_id), False, "demo")]  # the live worker's long job is not there
-    assert {s.id for s in snap.stale_leases} == library_stalled(pq_dsn,
-                                                                procrastinate_app.STALLED_S)
+        (orphan, str(doomed_id), False, "demo")
+    ]  # the live worker's long job is not there
+    assert {s.id for s in snap.stale_leases} == library_stalled(pq_dsn, procrastinate_app.STALLED_S)
     with library(pq_dsn) as app:
         roles, groups = library_roles(app)
         queues = {q["name"]: q for q in app.job_manager.list_queues()}
     assert snap.counts == {role: roles[role] for role in snap.roles}
-    assert snap.counts == {"ready": 1, "scheduled": 1, "running": 2, "done": 3, "failed": 1,
-                           "dead": 1}
+    assert snap.counts == {
+        "ready": 1,
+        "scheduled": 1,
+        "running": 2,
+        "done": 3,
+        "failed": 1,
+        "dead": 1,
+    }
     assert {g.name: (g.ready, g.scheduled, g.running, g.stale_leases) for g in snap.groups} == {
         name: (c["ready"], c["scheduled"], c["running"], int(name == "demo"))
-        for name, c in groups.items()}
+        for name, c in groups.items()
+    }
     assert {g.name: g.ready + g.scheduled for g in snap.groups} == {
-        name: q["todo"] for name, q in queues.items()}
+        name: q["todo"] for name, q in queues.items()
+    }
 
     # With the preset alone (a 30 s timeout) the dead worker still looks recent: the guard
     # skips the job rather than requeue a lease it cannot call stale.
@@ -161,24 +188,52 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn
     # A starting worker deletes the rows of stalled workers: the orphan's worker_id becomes
     # NULL and it stays 'doing'. queuetop still calls it orphaned, with the preset alone.
     workers(pq_dsn, "demo", "fresh")
-    wait_until(lambda: rows(pq_dsn, "SELECT worker_id IS NULL FROM procrastinate_jobs "
-                                    "WHERE id = %s", orphan)[0][0], timeout=30)
+    wait_until(
+        lambda: rows(
+            pq_dsn, "SELECT worker_id IS NULL FROM procrastinate_jobs WHERE id = %s", orphan
+        )[0][0],
+        timeout=30,
+    )
     assert [(s.id, s.worker, s.worker_alive) for s in snapshot(pq_dsn).stale_leases] == [
-        (orphan, None, False)]
+        (orphan, None, False)
+    ]
 
-    assert main(["requeue", "--preset", "procrastinate", "--dsn", pq_dsn, str(orphan),
-                 "--reason", "worker killed"]) == 0
+    assert (
+        main(
+            [
+                "requeue",
+                "--preset",
+                "procrastinate",
+                "--dsn",
+                pq_dsn,
+                str(orphan),
+                "--reason",
+                "worker killed",
+            ]
+        )
+        == 0
+    )
     assert "requeue" in capsys.readouterr().out
     wait_until(lambda: status(pq_dsn, orphan) == "succeeded", timeout=30)
     assert side_effects(pq_dsn, orphan) == Counter(started=2, done=1)  # exactly once
     # procrastinate's retry counted the crashed attempt and made the job due now
-    assert rows(pq_dsn, "SELECT attempts, scheduled_at IS NOT NULL FROM procrastinate_jobs "
-                        "WHERE id = %s", orphan) == [(2, True)]
-    assert rows(pq_dsn, "SELECT type::text FROM procrastinate_events WHERE job_id = %s "
-                        "AND type = 'deferred_for_retry'", orphan) == [("deferred_for_retry",)]
-    assert rows(pq_dsn, "SELECT action, outcome, reason FROM queuetop.audit_log "
-                        "WHERE target = %s ORDER BY audit_id", str(orphan)) == [
-        ("requeue", "skipped", None), ("requeue", "changed", "worker killed")]
+    assert rows(
+        pq_dsn,
+        "SELECT attempts, scheduled_at IS NOT NULL FROM procrastinate_jobs WHERE id = %s",
+        orphan,
+    ) == [(2, True)]
+    assert rows(
+        pq_dsn,
+        "SELECT type::text FROM procrastinate_events WHERE job_id = %s "
+        "AND type = 'deferred_for_retry'",
+        orphan,
+    ) == [("deferred_for_retry",)]
+    assert rows(
+        pq_dsn,
+        "SELECT action, outcome, reason FROM queuetop.audit_log "
+        "WHERE target = %s ORDER BY audit_id",
+        str(orphan),
+    ) == [("requeue", "skipped", None), ("requeue", "changed", "worker killed")]
     assert status(pq_dsn, live) == "doing"
 
 
@@ -205,23 +260,69 @@ def test_refusals_and_dead_letter_in_procrastinate_terms(pq_dsn, workers, capsys
     assert code == 1 and "another waiting job holds queueing_lock 'nightly'" in out
     assert (status(pq_dsn, aborted), status(pq_dsn, nightly)) == ("doing", "failed")
     with db.connect_action(pq_dsn) as conn:
-        seen, _ = observe_jobs(conn, config.validate(conn, config.load_preset("procrastinate")),
-                               [str(aborted), str(nightly)])
+        seen, _ = observe_jobs(
+            conn,
+            config.validate(conn, config.load_preset("procrastinate")),
+            [str(aborted), str(nightly)],
+        )
     assert [bool(job.requeue_refusal) for job in seen] == [True, True]
 
-    assert main(["dead-letter", "--preset", "procrastinate", "--dsn", pq_dsn, str(aborted),
-                 "--force", "--reason", "worker gone"]) == 0
-    assert main(["dead-letter", "--preset", "procrastinate", "--dsn", pq_dsn, str(nightly),
-                 "--reason", "again"]) == 1
+    assert (
+        main(
+            [
+                "dead-letter",
+                "--preset",
+                "procrastinate",
+                "--dsn",
+                pq_dsn,
+                str(aborted),
+                "--force",
+                "--reason",
+                "worker gone",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "dead-letter",
+                "--preset",
+                "procrastinate",
+                "--dsn",
+                pq_dsn,
+                str(nightly),
+                "--reason",
+                "again",
+            ]
+        )
+        == 1
+    )
     assert "already failed" in capsys.readouterr().out
     with library(pq_dsn) as app:
         (job,) = app.job_manager.list_jobs(id=aborted)
     assert (job.status, job.abort_requested, job.attempts) == ("failed", False, 1)
 
     # Once the waiting job is gone, procrastinate's retry may take the failed one again.
-    assert main(["dead-letter", "--preset", "procrastinate", "--dsn", pq_dsn, str(waiting),
-                 "--reason", "duplicate"]) == 0
+    assert (
+        main(
+            [
+                "dead-letter",
+                "--preset",
+                "procrastinate",
+                "--dsn",
+                pq_dsn,
+                str(waiting),
+                "--reason",
+                "duplicate",
+            ]
+        )
+        == 0
+    )
     assert requeue(nightly)[0] == 0
     assert (status(pq_dsn, waiting), status(pq_dsn, nightly)) == ("failed", "todo")
-    assert rows(pq_dsn, "SELECT type::text FROM procrastinate_events WHERE job_id = %s "
-                        "ORDER BY id DESC LIMIT 1", nightly) == [("retried",)]
+    assert rows(
+        pq_dsn,
+        "SELECT type::text FROM procrastinate_events WHERE job_id = %s ORDER BY id DESC LIMIT 1",
+        nightly,
+    ) == [("retried",)]

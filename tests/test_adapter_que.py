@@ -21,15 +21,23 @@ from tests.library_adapters import (
 from tests.library_support import kill_group
 from tests.library_workers import Que, done_count, hold, named, release
 
-ROLES = {"ready": "ready", "scheduled": "scheduled", "working": "running", "finished": "done",
-         "errored": "failed", "expired": "dead"}
+ROLES = {
+    "ready": "ready",
+    "scheduled": "scheduled",
+    "working": "running",
+    "finished": "done",
+    "errored": "failed",
+    "expired": "dead",
+}
 
 
 def que_view(conn) -> dict[str, int]:
     """Que's own view: Que.job_states (the jobs a locker works now), else
     que_determine_job_state(job), per job."""
-    working = {r["id"] for r in conn.cursor(row_factory=dict_row).execute(
-        named("que")["job_states"]).fetchall()}
+    working = {
+        r["id"]
+        for r in conn.cursor(row_factory=dict_row).execute(named("que")["job_states"]).fetchall()
+    }
     counts: dict[str, int] = {}
     for job_id, state in conn.execute("SELECT id, que_determine_job_state(j) FROM que_jobs j"):
         state = "working" if job_id in working else state
@@ -39,16 +47,21 @@ def que_view(conn) -> dict[str, int]:
 
 def locker_of(conn, job_id) -> int | None:
     """The locker working the job, as Que.job_states finds it (pg_locks joined to que_lockers)."""
-    row = conn.execute("SELECT pid FROM pg_locks JOIN que_lockers USING (pid) "
-                       "WHERE locktype = 'advisory' "
-                       "AND (classid::bigint << 32) + objid::bigint = %s", (job_id,)).fetchone()
+    row = conn.execute(
+        "SELECT pid FROM pg_locks JOIN que_lockers USING (pid) "
+        "WHERE locktype = 'advisory' "
+        "AND (classid::bigint << 32) + objid::bigint = %s",
+        (job_id,),
+    ).fetchone()
     return row[0] if row else None
 
 
 def _row(conn, job_id):
-    return conn.execute("SELECT error_count, run_at <= now(), finished_at IS NOT NULL, "
-                        "expired_at IS NOT NULL, last_error_message FROM que_jobs WHERE id = %s",
-                        (job_id,)).fetchone()
+    return conn.execute(
+        "SELECT error_count, run_at <= now(), finished_at IS NOT NULL, "
+        "expired_at IS NOT NULL, last_error_message FROM que_jobs WHERE id = %s",
+        (job_id,),
+    ).fetchone()
 
 
 def test_que_counts_lock_signal_recovery(dsn, workers, capsys):  # noqa: F811
@@ -74,10 +87,18 @@ def test_que_counts_lock_signal_recovery(dsn, workers, capsys):  # noqa: F811
 
     snap = snapshot(capsys, *preset)
     assert snap["by_status"] == que_view(conn)
-    assert snap["counts"] == {"ready": 2, "scheduled": 1, "running": 2, "done": 1, "failed": 1,
-                              "dead": 1}
-    assert {role: sum(n for s, n in que_view(conn).items() if ROLES[s] == role)
-            for role in snap["counts"]} == snap["counts"]
+    assert snap["counts"] == {
+        "ready": 2,
+        "scheduled": 1,
+        "running": 2,
+        "done": 1,
+        "failed": 1,
+        "dead": 1,
+    }
+    assert {
+        role: sum(n for s, n in que_view(conn).items() if ROLES[s] == role)
+        for role in snap["counts"]
+    } == snap["counts"]
     assert stale(snap) == []
     # the locks view names the job each locker's advisory lock stands for
     jobs = {lk["job_id"]: lk for lk in snap["locks"] if lk["job_id"]}

@@ -23,20 +23,34 @@ from tests.library_adapters import (
 from tests.library_support import kill_group
 from tests.library_workers import River, done_count, hold, named, release
 
-ROLES = {"available": "ready", "scheduled": "scheduled", "pending": "scheduled",
-         "running": "running", "completed": "done", "retryable": "failed",
-         "discarded": "dead", "cancelled": "dead"}
+ROLES = {
+    "available": "ready",
+    "scheduled": "scheduled",
+    "pending": "scheduled",
+    "running": "running",
+    "completed": "done",
+    "retryable": "failed",
+    "discarded": "dead",
+    "cancelled": "dead",
+}
 
 
 def _job(conn, job_id):
-    return conn.cursor(row_factory=dict_row).execute(
-        "SELECT state::text, attempt, max_attempts, attempted_by, errors, metadata, finalized_at "
-        "FROM river_job WHERE id = %s", (job_id,)).fetchone()
+    return (
+        conn.cursor(row_factory=dict_row)
+        .execute(
+            "SELECT state::text, attempt, max_attempts, attempted_by, errors, metadata, "
+            "finalized_at FROM river_job WHERE id = %s",
+            (job_id,),
+        )
+        .fetchone()
+    )
 
 
 def _states(conn, *ids):
-    rows = conn.execute("SELECT id, state::text FROM river_job WHERE id = ANY(%s)",
-                        (list(ids),)).fetchall()
+    rows = conn.execute(
+        "SELECT id, state::text FROM river_job WHERE id = ANY(%s)", (list(ids),)
+    ).fetchall()
     return dict(rows)
 
 
@@ -65,10 +79,14 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     snap = snapshot(capsys, *preset)
     own = dict(conn.execute(named("river")["job_count_by_all_states"]).fetchall())
     assert snap["by_status"] == own  # River's JobCountByAllStates
-    mapped = {role: sum(n for state, n in own.items() if ROLES[state] == role)
-              for role in snap["counts"]}
-    assert snap["counts"] == mapped == {"ready": 2, "scheduled": 1, "running": 2, "done": 1,
-                                        "failed": 1, "dead": 1}
+    mapped = {
+        role: sum(n for state, n in own.items() if ROLES[state] == role) for role in snap["counts"]
+    }
+    assert (
+        snap["counts"]
+        == mapped
+        == {"ready": 2, "scheduled": 1, "running": 2, "done": 1, "failed": 1, "dead": 1}
+    )
     # past River's rescue horizon: stale; the live worker's job is not; liveness unknown
     assert stale(snap) == [(str(l1), "river-a", None)]
     assert_harmless(dsn, "river")
@@ -81,15 +99,21 @@ def test_river_counts_orphan_requeue_dead_letter(dsn, workers, capsys):  # noqa:
     assert job["metadata"]["river:rescue_count"] == 1
 
     # River's JobCancel on the live job: River would cancel it, not retry it
-    conn.execute(named("river")["job_cancel"], {
-        "id": l2, "now": None, "schema": None, "control_topic": "river_control",
-        "cancel_attempted_at": '"2026-01-01T00:00:00Z"'})
+    conn.execute(
+        named("river")["job_cancel"],
+        {
+            "id": l2,
+            "now": None,
+            "schema": None,
+            "control_topic": "river_control",
+            "cancel_attempted_at": '"2026-01-01T00:00:00Z"',
+        },
+    )
     code, result = queuetop(capsys, "requeue", *preset, "--force", str(l2))
     assert code == 1 and "cancel was requested" in result["skipped"][0]["reason"]
     assert _job(conn, l2)["state"] == "running"
 
-    code, result = queuetop(capsys, "dead-letter", *preset, str(s3),
-                            "--reason", "bad input")
+    code, result = queuetop(capsys, "dead-letter", *preset, str(s3), "--reason", "bad input")
     assert (code, result["changed"]) == (0, [s3])
     job = _job(conn, s3)
     assert job["state"] == "discarded" and job["finalized_at"] is not None

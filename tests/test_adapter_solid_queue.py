@@ -25,34 +25,48 @@ from tests.library_adapters import (
 from tests.library_support import kill_group
 from tests.library_workers import SolidQueue, done_count, hold, named, release
 
-ROLES = {"ready": "ready", "scheduled": "scheduled", "blocked": "scheduled",
-         "claimed": "running", "finished": "done", "failed": "failed"}
+ROLES = {
+    "ready": "ready",
+    "scheduled": "scheduled",
+    "blocked": "scheduled",
+    "claimed": "running",
+    "finished": "done",
+    "failed": "failed",
+}
 SQL = named("solid_queue")
 
 
 def process_of(conn, job_id):
     """The worker process (its OS pid) whose claimed execution holds the job."""
-    row = conn.execute("SELECT p.pid FROM solid_queue_claimed_executions c "
-                       "JOIN solid_queue_processes p ON p.id = c.process_id "
-                       "WHERE c.job_id = %s", (job_id,)).fetchone()
+    row = conn.execute(
+        "SELECT p.pid FROM solid_queue_claimed_executions c "
+        "JOIN solid_queue_processes p ON p.id = c.process_id "
+        "WHERE c.job_id = %s",
+        (job_id,),
+    ).fetchone()
     return row[0] if row else None
 
 
 def status(conn, job_id) -> str:
     """Job#status: finished, else the execution table that holds the job."""
-    if conn.execute("SELECT finished_at IS NOT NULL FROM solid_queue_jobs WHERE id = %s",
-                    (job_id,)).fetchone()[0]:
+    if conn.execute(
+        "SELECT finished_at IS NOT NULL FROM solid_queue_jobs WHERE id = %s", (job_id,)
+    ).fetchone()[0]:
         return "finished"
     for kind in ("claimed", "failed", "ready", "scheduled", "blocked"):
-        if conn.execute(f"SELECT 1 FROM solid_queue_{kind}_executions WHERE job_id = %s",
-                        (job_id,)).fetchone():
+        if conn.execute(
+            f"SELECT 1 FROM solid_queue_{kind}_executions WHERE job_id = %s", (job_id,)
+        ).fetchone():
             return kind
     return "none"
 
 
 def error_of(conn, job_id) -> dict:
-    return json.loads(conn.execute("SELECT error FROM solid_queue_failed_executions "
-                                   "WHERE job_id = %s", (job_id,)).fetchone()[0])
+    return json.loads(
+        conn.execute(
+            "SELECT error FROM solid_queue_failed_executions WHERE job_id = %s", (job_id,)
+        ).fetchone()[0]
+    )
 
 
 def test_solid_queue_counts_stale_claim_retry(dsn, workers, capsys, tmp_path):  # noqa: F811
@@ -80,28 +94,32 @@ def test_solid_queue_counts_stale_claim_retry(dsn, workers, capsys, tmp_path):  
     own = conn.cursor(row_factory=dict_row).execute(SQL["status_counts"]).fetchone()
     assert snap["by_status"] == {k: n for k, n in own.items() if n}  # Mission Control's counts
     mapped = {role: sum(n for s, n in own.items() if ROLES[s] == role) for role in snap["counts"]}
-    assert snap["counts"] == mapped == {"ready": 2, "scheduled": 2, "running": 2, "done": 1,
-                                        "failed": 2, "dead": 0}
+    assert (
+        snap["counts"]
+        == mapped
+        == {"ready": 2, "scheduled": 2, "running": 2, "done": 1, "failed": 2, "dead": 0}
+    )
     assert stale(snap) == []
     assert_harmless(dsn, "solid-queue")
 
-    dead_process = conn.execute("SELECT id FROM solid_queue_processes WHERE pid = %s",
-                                (doomed.pid,)).fetchone()[0]
+    dead_process = conn.execute(
+        "SELECT id FROM solid_queue_processes WHERE pid = %s", (doomed.pid,)
+    ).fetchone()[0]
     kill_group(doomed)  # the whole bin/jobs: no supervisor is left to fail its claims
     assert stale(snapshot(capsys, *preset)) == []  # Solid Queue waits 5 minutes
     # an app with `config.solid_queue.process_alive_threshold = 3.seconds` (its heartbeat
     # interval below that, as the emulated one's 0.2 s) says so in its queue spec
     fast = preset_copy(tmp_path, "solid-queue", "3 seconds")
-    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)),
-                       timeout=30)
+    found = wait_until(lambda: stale(snapshot(capsys, "--queue", fast, "--dsn", dsn)), timeout=30)
     assert found == [(str(l1), str(dead_process), False)]
 
     # the process is known dead (killed above): requeue before Solid Queue's 5 minutes
     code, result = queuetop(capsys, "requeue", *preset, "--force", str(l1), str(f))
     assert (code, result["changed"]) == (0, [l1, f])
     assert status(conn, l1) == status(conn, f) == "ready"
-    args = json.loads(conn.execute("SELECT arguments FROM solid_queue_jobs WHERE id = %s",
-                                   (f,)).fetchone()[0])
+    args = json.loads(
+        conn.execute("SELECT arguments FROM solid_queue_jobs WHERE id = %s", (f,)).fetchone()[0]
+    )
     assert (args["executions"], args["exception_executions"]) == (0, {})  # reset, as retry does
 
     for action in (("requeue",), ("dead-letter", "--reason", "stop")):

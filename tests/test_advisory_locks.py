@@ -12,9 +12,11 @@ from dataclasses import replace
 import psycopg
 from ui_snapshots import fixed_snapshot
 
-from dashboard import config, db, monitor, report, schema
+from dashboard import config, db, monitor
 from dashboard.actions import TableAudit, observe_jobs, requeue
 from dashboard.models import LockInfo
+from dashboard.render import report
+from dashboard.setup import schema
 from dashboard.ui.widgets.tables import LocksTable
 from tests.helpers import wait_until
 
@@ -46,10 +48,15 @@ def _spec(conn: psycopg.Connection, tmp_path, key: str) -> object:
 def test_advisory_lock_is_the_running_signal(dsn, connect, tmp_path):
     setup = connect(autocommit=True)
     schema.init_audit(setup)
-    setup.execute("CREATE TABLE jobs (id bigint PRIMARY KEY, status text NOT NULL, "
-                  "started_at timestamptz, worker text)")
-    setup.execute("INSERT INTO jobs VALUES (1, 'running', now(), 'w1'), "
-                  "(%s, 'running', now(), 'w2'), (3, 'ready', NULL, NULL)", (BIG,))
+    setup.execute(
+        "CREATE TABLE jobs (id bigint PRIMARY KEY, status text NOT NULL, "
+        "started_at timestamptz, worker text)"
+    )
+    setup.execute(
+        "INSERT INTO jobs VALUES (1, 'running', now(), 'w1'), "
+        "(%s, 'running', now(), 'w2'), (3, 'ready', NULL, NULL)",
+        (BIG,),
+    )
     worker = connect(autocommit=True, application_name="w1")
     worker.execute("SELECT pg_advisory_lock(1), pg_advisory_lock(424242)")  # 424242: no job
     other = connect(autocommit=True, application_name="w2")
@@ -82,10 +89,21 @@ def test_advisory_lock_is_the_running_signal(dsn, connect, tmp_path):
 
 
 def test_locks_panel_and_text_snapshot_name_the_job():
-    lock = LockInfo(pid=4242, backend_start=None, application_name="Que Locker: 4242",
-                    locktype="advisory", mode="ExclusiveLock", granted=True, relation=None,
-                    on_queue_table=True, wait_s=None, state="idle", query="", advisory_key=7,
-                    job_id="7")
+    lock = LockInfo(
+        pid=4242,
+        backend_start=None,
+        application_name="Que Locker: 4242",
+        locktype="advisory",
+        mode="ExclusiveLock",
+        granted=True,
+        relation=None,
+        on_queue_table=True,
+        wait_s=None,
+        state="idle",
+        query="",
+        advisory_key=7,
+        job_id="7",
+    )
     snap = replace(fixed_snapshot(), locks=(lock,))
     table = LocksTable()
     table.update_from(snap)

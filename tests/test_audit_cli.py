@@ -10,11 +10,12 @@ import pytest
 from demo_queue import claim, expire
 from test_actions_permissions import watcher  # noqa: F401 - a fixture
 
-from dashboard import db, schema
-from dashboard.actions.audit_trail import read_file, read_table
+from dashboard import db
+from dashboard.audit.trail import read_file, read_table
 from dashboard.cli import main
 from dashboard.cli.audit_command import parse_since
 from dashboard.errors import UserError
+from dashboard.setup import schema
 
 
 def _run(capsys, *argv):
@@ -40,18 +41,34 @@ def test_audit_lists_the_table_newest_first_with_skips_and_their_reasons(dsn, de
     doc = json.loads(out)
     assert doc["source"] == "queuetop.audit_log" and doc["unreadable_lines"] == 0
     newest, oldest = doc["records"]
-    assert (newest["action"], newest["target"], newest["outcome"], newest["skip_reason"]) == \
-        ("requeue", str(job_id), "skipped", "already ready")
-    assert (oldest["outcome"], oldest["reason"], oldest["to_state"]) == \
-        ("changed", "worker died", "ready")
+    assert (newest["action"], newest["target"], newest["outcome"], newest["skip_reason"]) == (
+        "requeue",
+        str(job_id),
+        "skipped",
+        "already ready",
+    )
+    assert (oldest["outcome"], oldest["reason"], oldest["to_state"]) == (
+        "changed",
+        "worker died",
+        "ready",
+    )
     assert oldest["from_state"]["status"] == "running"
     assert datetime.fromisoformat(oldest["at"]).tzinfo is not None
 
     code, out, _ = _run(capsys, "audit", "--dsn", dsn)
     lines = out.splitlines()
     assert lines[0] == "2 latest record(s) of queuetop.audit_log, newest first"
-    assert lines[1].split() == ["at", "action", "target", "from", "->", "to", "outcome",
-                                "reason", "who"]
+    assert lines[1].split() == [
+        "at",
+        "action",
+        "target",
+        "from",
+        "->",
+        "to",
+        "outcome",
+        "reason",
+        "who",
+    ]
     assert "skipped: already ready" in lines[2] and "running -> ready" in lines[3]
     assert "worker died" in lines[3]
 
@@ -68,18 +85,54 @@ def test_a_file_joins_pending_records_with_their_outcome(dsn, demo, capsys, tmp_
     _, worker, _ = demo
     audit_file = tmp_path / "audit.jsonl"
     job_id = stale_job(worker)
-    assert main(["requeue", str(job_id), "--reason", "r1", "--dsn", dsn,
-                 "--audit-file", str(audit_file)]) == 0
+    assert (
+        main(
+            [
+                "requeue",
+                str(job_id),
+                "--reason",
+                "r1",
+                "--dsn",
+                dsn,
+                "--audit-file",
+                str(audit_file),
+            ]
+        )
+        == 0
+    )
     # a crash between the write-ahead record and the commit, then a cut last line
     now = datetime.now(timezone.utc)
     with audit_file.open("a") as f:
-        f.write(json.dumps({"action_id": "a-lost", "at": now.isoformat(), "action": "requeue",
-                            "target": "777", "outcome": "pending", "reason": "r2"}) + "\n")
-        f.write(json.dumps({"action_id": "a-back", "at": now.isoformat(),
-                            "action": "dead-letter", "target": "778", "outcome": "pending",
-                            "reason": "r3"}) + "\n")
-        f.write(json.dumps({"action_id": "a-back", "at": now.isoformat(),
-                            "outcome": "rolled back"}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "action_id": "a-lost",
+                    "at": now.isoformat(),
+                    "action": "requeue",
+                    "target": "777",
+                    "outcome": "pending",
+                    "reason": "r2",
+                }
+            )
+            + "\n"
+        )
+        f.write(
+            json.dumps(
+                {
+                    "action_id": "a-back",
+                    "at": now.isoformat(),
+                    "action": "dead-letter",
+                    "target": "778",
+                    "outcome": "pending",
+                    "reason": "r3",
+                }
+            )
+            + "\n"
+        )
+        f.write(
+            json.dumps({"action_id": "a-back", "at": now.isoformat(), "outcome": "rolled back"})
+            + "\n"
+        )
         f.write('{"action_id": "a-cut", "at": "20')
     capsys.readouterr()
     code, out, _ = _run(capsys, "audit", "--json", "--audit-file", str(audit_file))
@@ -87,7 +140,10 @@ def test_a_file_joins_pending_records_with_their_outcome(dsn, demo, capsys, tmp_
     doc = json.loads(out)
     assert doc["source"] == str(audit_file) and doc["unreadable_lines"] == 1
     assert [(r["target"], r["outcome"]) for r in doc["records"]] == [
-        ("778", "rolled back"), ("777", "no outcome"), (str(job_id), "changed")]
+        ("778", "rolled back"),
+        ("777", "no outcome"),
+        (str(job_id), "changed"),
+    ]
     code, out, _ = _run(capsys, "audit", "--audit-file", str(audit_file))
     assert "1 line(s) of" in out.splitlines()[-1] and "not audit records" in out
 
@@ -98,9 +154,19 @@ def test_a_long_file_is_read_from_its_end(tmp_path):
     with path.open("w") as f:
         for i in range(5000):  # more than one block of 64 KiB
             at = (start + timedelta(seconds=i)).isoformat()
-            f.write(json.dumps({"action_id": f"a{i}", "at": at, "action": "requeue",
-                                "target": str(i), "outcome": "pending",
-                                "reason": "x" * 40}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "action_id": f"a{i}",
+                        "at": at,
+                        "action": "requeue",
+                        "target": str(i),
+                        "outcome": "pending",
+                        "reason": "x" * 40,
+                    }
+                )
+                + "\n"
+            )
             f.write(json.dumps({"action_id": f"a{i}", "at": at, "outcome": "committed"}) + "\n")
     page = read_file(path, limit=3)
     assert [r.target for r in page.records] == ["4999", "4998", "4997"]
@@ -109,8 +175,13 @@ def test_a_long_file_is_read_from_its_end(tmp_path):
     assert [r.target for r in since.records] == [str(i) for i in range(4999, 4989, -1)]
 
 
-def test_without_the_table_or_the_grant_one_line_says_what_to_do(dsn, demo, capsys, tmp_path,
-                                                                 watcher):  # noqa: F811
+def test_without_the_table_or_the_grant_one_line_says_what_to_do(
+    dsn,
+    demo,
+    capsys,
+    tmp_path,
+    watcher,  # noqa: F811 - the fixture imported above
+):
     with db.connect_admin(dsn) as conn:
         conn.execute("DROP TABLE queuetop.audit_log")
         conn.commit()
@@ -137,7 +208,8 @@ def test_since_takes_a_duration_or_a_timestamp_with_its_zone():
     now = datetime(2026, 1, 15, 12, 0, tzinfo=timezone.utc)
     assert parse_since("2h", now) == now - timedelta(hours=2)
     assert parse_since("30 minutes", now) == now - timedelta(minutes=30)
-    assert parse_since("2026-01-15 09:00:00+01", now) == datetime(2026, 1, 15, 8, 0,
-                                                                   tzinfo=timezone.utc)
+    assert parse_since("2026-01-15 09:00:00+01", now) == datetime(
+        2026, 1, 15, 8, 0, tzinfo=timezone.utc
+    )
     with pytest.raises(UserError):
         parse_since("2026-01-15 09:00:00", now)  # which zone? refused, not guessed

@@ -57,15 +57,18 @@ BAD: dict[str, list[str]] = {
     "--worker": [""],
     "--group": [""],
     "--batch-size": ["0", "x", "100000000"],
-
     "ids": ["abc", "99999999999999999999"],  # the demo queue's ids are bigint
     "pid": ["0", "x", "-5"],
     "action": ["bogus"],
 }
 # what each command needs besides the flag under test, to get as far as that flag matters
 BASE: dict[str, list[str]] = {
-    "requeue": ["1"], "dead-letter": ["1", "--reason", "matrix"], "cancel": ["1"],
-    "terminate": ["1"], "load": ["--duration", "1", "--workers", "1"], "retry-dead": ["1"],
+    "requeue": ["1"],
+    "dead-letter": ["1", "--reason", "matrix"],
+    "cancel": ["1"],
+    "terminate": ["1"],
+    "load": ["--duration", "1", "--workers", "1"],
+    "retry-dead": ["1"],
     "check": ["--max-waiting", "5"],  # check needs one threshold
 }
 EXTRA: dict[tuple[str, str], list[str]] = {
@@ -80,9 +83,12 @@ def value_flags() -> list[tuple[str, str]]:
     """(command, flag) for every argument of every command that takes a value."""
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return [(command, action.option_strings[0] if action.option_strings else action.dest)
-            for command, subparser in sub.choices.items() for action in subparser._actions
-            if action.nargs != 0]
+    return [
+        (command, action.option_strings[0] if action.option_strings else action.dest)
+        for command, subparser in sub.choices.items()
+        for action in subparser._actions
+        if action.nargs != 0
+    ]
 
 
 COLUMN_BAD = ["", "no_such_column"]  # every --X-column flag: a column the table lacks
@@ -92,14 +98,18 @@ def bad_values(flag: str) -> list[str | None]:
     return BAD.get(flag, COLUMN_BAD if flag.endswith("-column") else [None])
 
 
-CASES = [(command, flag, value) for command, flag in value_flags()
-         for value in bad_values(flag) if (command, flag, value) not in ACCEPTED]
+CASES = [
+    (command, flag, value)
+    for command, flag in value_flags()
+    for value in bad_values(flag)
+    if (command, flag, value) not in ACCEPTED
+]
 
 
 def argv_for(command: str, flag: str, value: str, dsn: str, tmp: str) -> list[str]:
     base = list(BASE.get(command, []))
     if flag in base:  # the flag under test takes the place of its usual value
-        del base[base.index(flag):base.index(flag) + 2]
+        del base[base.index(flag) : base.index(flag) + 2]
     if flag in ("ids", "pid"):  # so does the positional
         base.remove("1")
     value = value.replace("{tmp}", tmp)
@@ -122,15 +132,16 @@ def matrix_db(server_dsn):
     setup_demo(dsn, jobs=1)
     yield dsn
     with psycopg.connect(server_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                      .format(sql.Identifier(name)))
+        admin.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
 
 
 @pytest.fixture
 def no_dashboard(monkeypatch):
     """A bad value that got through would open the dashboard, or serve metrics or the web
     page for ever: fail instead of hanging."""
-    from dashboard import exporter
+    from dashboard.metrics import exporter
     from dashboard.ui import web
     from dashboard.ui.app import QueuetopApp
 
@@ -142,10 +153,12 @@ def no_dashboard(monkeypatch):
     monkeypatch.setattr(web, "serve", refuse)
 
 
-@pytest.mark.parametrize(("command", "flag", "value"), CASES,
-                         ids=[f"{c} {f} {v!r}" for c, f, v in CASES])
-def test_bad_value_is_one_line_and_exit_2(command, flag, value, matrix_db, tmp_path,
-                                          no_dashboard, capsys):
+@pytest.mark.parametrize(
+    ("command", "flag", "value"), CASES, ids=[f"{c} {f} {v!r}" for c, f, v in CASES]
+)
+def test_bad_value_is_one_line_and_exit_2(
+    command, flag, value, matrix_db, tmp_path, no_dashboard, capsys
+):
     assert value is not None, f"no bad value listed for {command} {flag}: add one to BAD"
     argv = argv_for(command, flag, value, matrix_db, str(tmp_path))
     try:

@@ -15,8 +15,9 @@ from dashboard.browse import QUEUE, BrowseQuery, PageReader, read_row
 
 def test_pages_of_pgqueuer_jobs_through_its_adapter(pgq_dsn):  # noqa: F811
     async def enqueue(queries: Queries) -> list[int]:
-        ids = await queries.enqueue(["mail", "mail", "sms", "mail"], [b"to:a", b"to:b",
-                                    b"\x00\x1b[2J", b"to:c"], [0] * 4)
+        ids = await queries.enqueue(
+            ["mail", "mail", "sms", "mail"], [b"to:a", b"to:b", b"\x00\x1b[2J", b"to:c"], [0] * 4
+        )
         await queries.enqueue("mail", b"later", execute_after=timedelta(hours=1))
         return list(ids)
 
@@ -42,5 +43,4 @@ def test_pages_of_pgqueuer_jobs_through_its_adapter(pgq_dsn):  # noqa: F811
     with db.connect_action(pgq_dsn) as action:
         result = requeue(action, spec, [job.observed()], audit=TableAudit(), reason="browser")
     assert result.changed == (str(ids[3]),)
-    assert rows(pgq_dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", ids[3]) == [
-        ("queued",)]
+    assert rows(pgq_dsn, "SELECT status::text FROM pgqueuer WHERE id = %s", ids[3]) == [("queued",)]

@@ -23,9 +23,12 @@ class CountingCursor(psycopg.Cursor):
 
 
 def _fill(conn, n: int, status: str = "failed", error: str = "boom") -> None:
-    conn.execute("INSERT INTO queuetop_demo.jobs (status, attempts, worker, last_error, payload) "
-                 "SELECT %s, 1 + g %% 3, 'w-' || g %% 7, %s || ' ' || g, 'p' || g "
-                 "FROM generate_series(1, %s) AS g", (status, error, n))
+    conn.execute(
+        "INSERT INTO queuetop_demo.jobs (status, attempts, worker, last_error, payload) "
+        "SELECT %s, 1 + g %% 3, 'w-' || g %% 7, %s || ' ' || g, 'p' || g "
+        "FROM generate_series(1, %s) AS g",
+        (status, error, n),
+    )
 
 
 def test_pages_walk_100k_rows_one_statement_each_in_id_order(dsn, connect):
@@ -81,19 +84,26 @@ def test_a_deep_page_reads_only_its_own_rows(dsn, connect):
         nodes = list(_nodes(plan))
         assert plan["Node Type"] == "Limit"
         assert not any(n["Node Type"] in ("Sort", "Seq Scan") for n in nodes), nodes
-        read = sum(n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0)
-                   for n in nodes if "Scan" in n["Node Type"])
+        read = sum(
+            n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0)
+            for n in nodes
+            if "Scan" in n["Node Type"]
+        )
         assert read <= 2 * (query.limit + 1), read
 
 
 def test_dead_role_merges_the_dead_letter_table_and_pages_across_both(dsn, connect):
     spec = setup_demo(dsn)
     setup = connect(autocommit=True)
-    setup.execute("INSERT INTO queuetop_demo.jobs (id, status) VALUES (1, 'dead'), (3, 'dead'), "
-                  "(5, 'dead'), (6, 'ready')")
-    setup.execute("INSERT INTO queuetop_demo.jobs_dead (id, status, dead_reason, payload) VALUES "
-                  "(2, 'failed', 'poison', 'p2'), (4, 'running', 'gone', 'p4'), "
-                  "(5, 'failed', 'twin', 'p5')")
+    setup.execute(
+        "INSERT INTO queuetop_demo.jobs (id, status) VALUES (1, 'dead'), (3, 'dead'), "
+        "(5, 'dead'), (6, 'ready')"
+    )
+    setup.execute(
+        "INSERT INTO queuetop_demo.jobs_dead (id, status, dead_reason, payload) VALUES "
+        "(2, 'failed', 'poison', 'p2'), (4, 'running', 'gone', 'p4'), "
+        "(5, 'failed', 'twin', 'p5')"
+    )
     reader = PageReader(spec)
     assert reader.sources("dead") == (QUEUE, DEAD_TABLE)
     with db.connect_monitor(dsn) as conn:
@@ -107,24 +117,40 @@ def test_dead_role_merges_the_dead_letter_table_and_pages_across_both(dsn, conne
                 break
         oldest = reader.read(conn, BrowseQuery(role="dead", newest_first=False, limit=10))
         poison = reader.read(conn, BrowseQuery(role="dead", text="POIS"))
-    assert order == [("5", QUEUE), ("5", DEAD_TABLE), ("4", DEAD_TABLE), ("3", QUEUE),
-                     ("2", DEAD_TABLE), ("1", QUEUE)]
+    assert order == [
+        ("5", QUEUE),
+        ("5", DEAD_TABLE),
+        ("4", DEAD_TABLE),
+        ("3", QUEUE),
+        ("2", DEAD_TABLE),
+        ("1", QUEUE),
+    ]
     assert [r.id for r in oldest.rows] == ["1", "2", "3", "4", "5", "5"]
     assert [(r.id, r.dead_reason, r.expired) for r in poison.rows] == [("2", "poison", None)]
 
 
 def test_text_and_group_filters_take_wildcards_literally(dsn, connect):
     spec = setup_demo(dsn)
-    spec = spec.__class__(**{**spec.__dict__, "columns": spec.columns.__class__(
-        **{**spec.columns.__dict__, "group": "queue", "payload": "payload"})})
+    spec = spec.__class__(
+        **{
+            **spec.__dict__,
+            "columns": spec.columns.__class__(
+                **{**spec.columns.__dict__, "group": "queue", "payload": "payload"}
+            ),
+        }
+    )
     setup = connect(autocommit=True)
-    setup.execute("INSERT INTO queuetop_demo.jobs (queue, status, last_error, payload) VALUES "
-                  "('mail', 'failed', 'smtp 50% down', 'a'), ('mail', 'failed', 'smtp 50x', 'b'),"
-                  " ('sms', 'failed', 'quota', 'order-77'), ('sms', 'ready', 'quota', 'c')")
+    setup.execute(
+        "INSERT INTO queuetop_demo.jobs (queue, status, last_error, payload) VALUES "
+        "('mail', 'failed', 'smtp 50% down', 'a'), ('mail', 'failed', 'smtp 50x', 'b'),"
+        " ('sms', 'failed', 'quota', 'order-77'), ('sms', 'ready', 'quota', 'c')"
+    )
     reader = PageReader(spec)
     with db.connect_monitor(dsn) as conn:
+
         def ids(**kw):
             return [r.id for r in reader.read(conn, BrowseQuery(role="failed", **kw)).rows]
+
         assert ids(text="50%") == ["1"]  # % is a character here, not a wildcard
         assert ids(text="order-77") == ["3"]  # the payload
         assert ids(text="2") == ["2"]  # an id
@@ -135,12 +161,17 @@ def test_text_and_group_filters_take_wildcards_literally(dsn, connect):
 
 def test_scheduled_and_ready_split_on_the_due_time(dsn, connect):
     setup = connect(autocommit=True)
-    setup.execute("CREATE TABLE jobs (id bigserial PRIMARY KEY, status text NOT NULL, "
-                  "run_at timestamptz NOT NULL DEFAULT now(), created_at timestamptz "
-                  "NOT NULL DEFAULT now())")
-    setup.execute("INSERT INTO jobs (status, run_at) VALUES ('ready', now() - interval '1 min'),"
-                  " ('ready', now() + interval '1 hour'), ('queued', now() + interval '1 day')")
+    setup.execute(
+        "CREATE TABLE jobs (id bigserial PRIMARY KEY, status text NOT NULL, "
+        "run_at timestamptz NOT NULL DEFAULT now(), created_at timestamptz "
+        "NOT NULL DEFAULT now())"
+    )
+    setup.execute(
+        "INSERT INTO jobs (status, run_at) VALUES ('ready', now() - interval '1 min'),"
+        " ('ready', now() + interval '1 hour'), ('queued', now() + interval '1 day')"
+    )
     from dashboard import config
+
     with db.connect_monitor(dsn) as conn:
         spec = config.validate(conn, config.build_spec(table="jobs"))
         reader = PageReader(spec)
@@ -155,10 +186,14 @@ def test_the_whole_row_is_cut_on_the_server_and_escaped(dsn, connect):
     spec = setup_demo(dsn)
     setup = connect(autocommit=True)
     payload = "\x1b[2J" + "x" * 5000 + "\nend"
-    (job_id,) = setup.execute("INSERT INTO queuetop_demo.jobs (status, payload) VALUES "
-                              "('failed', %s) RETURNING id", (payload,)).fetchone()
-    setup.execute("INSERT INTO queuetop_demo.jobs_dead (id, status, dead_reason) "
-                  "VALUES (99, 'failed', %s)", ("bad\tinput",))
+    (job_id,) = setup.execute(
+        "INSERT INTO queuetop_demo.jobs (status, payload) VALUES ('failed', %s) RETURNING id",
+        (payload,),
+    ).fetchone()
+    setup.execute(
+        "INSERT INTO queuetop_demo.jobs_dead (id, status, dead_reason) VALUES (99, 'failed', %s)",
+        ("bad\tinput",),
+    )
     reader = PageReader(spec)
     with db.connect_monitor(dsn) as conn:
         row = read_row(conn, reader, str(job_id), QUEUE, cut=100)

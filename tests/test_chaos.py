@@ -19,8 +19,15 @@ def test_short_chaos_run_loses_nothing_and_does_nothing_twice(tmp_path):
     assert outcome.claimed_while_running == 0, text
     assert outcome.produced >= plan.jobs and outcome.done + outcome.dead == outcome.produced
     # every fault did happen, and did what it is for
-    for fault in ("SIGKILL", "pg_terminate_backend", "server stop", "server started again",
-                  "idle transaction holds", "SIGSTOP", "rescued (lease expired)"):
+    for fault in (
+        "SIGKILL",
+        "pg_terminate_backend",
+        "server stop",
+        "server started again",
+        "idle transaction holds",
+        "SIGSTOP",
+        "rescued (lease expired)",
+    ):
         assert any(fault in line for line in outcome.faults), (fault, text)
     assert outcome.stopped_job_rescued and outcome.held_job_done, text
     assert outcome.rescued >= 1 and outcome.fenced >= 1, text  # the stopped worker's late write

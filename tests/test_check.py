@@ -15,10 +15,14 @@ from dashboard.cli import main
 # On the staged queue: 2 stale leases, oldest ready 6 minutes, 1 session waiting on a lock,
 # 2 idle in a transaction (ages a second or so). Each flag alone: (flag, value, exit code).
 CASES = [
-    ("--max-stale", "1", 1), ("--max-stale", "2", 0),
-    ("--max-oldest-ready", "5m", 1), ("--max-oldest-ready", "10 minutes", 0),
-    ("--max-waiting", "0", 1), ("--max-waiting", "1", 0),
-    ("--max-idle-tx", "0", 1), ("--max-idle-tx", "1h", 0),
+    ("--max-stale", "1", 1),
+    ("--max-stale", "2", 0),
+    ("--max-oldest-ready", "5m", 1),
+    ("--max-oldest-ready", "10 minutes", 0),
+    ("--max-waiting", "0", 1),
+    ("--max-waiting", "1", 0),
+    ("--max-idle-tx", "0", 1),
+    ("--max-idle-tx", "1h", 0),
 ]
 
 
@@ -48,8 +52,18 @@ def test_each_threshold_over_and_under(dsn, connect, background, capsys):
 
 def test_a_quiet_queue_is_under_every_threshold_at_zero(dsn, capsys):
     setup_demo(dsn)
-    code, out = check(capsys, dsn, "--max-stale", "0", "--max-oldest-ready", "0",
-                      "--max-waiting", "0", "--max-idle-tx", "0")
+    code, out = check(
+        capsys,
+        dsn,
+        "--max-stale",
+        "0",
+        "--max-oldest-ready",
+        "0",
+        "--max-waiting",
+        "0",
+        "--max-idle-tx",
+        "0",
+    )
     assert code == 0, out
     assert len(out.splitlines()) == 4 and all(x.startswith("ok") for x in out.splitlines())
 
@@ -74,9 +88,15 @@ def test_no_threshold_is_an_error(tmp_path):
     assert not (tmp_path / "pgdata").exists()  # refused before starting anything
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--max-stale", "-1"), ("--max-waiting", "two"),
-                                             ("--max-oldest-ready", "soon"),
-                                             ("--max-idle-tx", "-5s")])
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--max-stale", "-1"),
+        ("--max-waiting", "two"),
+        ("--max-oldest-ready", "soon"),
+        ("--max-idle-tx", "-5s"),
+    ],
+)
 def test_bad_threshold_is_one_line_and_exit_2(flag, value, tmp_path):
     result = run_cli("check", f"{flag}={value}", env_home=str(tmp_path))
     assert_one_line_error(result, f"argument {flag}: expected", repr(value))
@@ -87,15 +107,30 @@ def test_a_threshold_the_spec_cannot_measure_is_an_error(dsn, tmp_path):
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE bare_jobs (id serial PRIMARY KEY, status text)")
         conn.execute("INSERT INTO bare_jobs (status) VALUES ('pending'), ('running')")
-    result = run_cli("check", "--dsn", dsn, "--table", "bare_jobs",
-                     "--max-oldest-ready", "5m", env_home=str(tmp_path))
+    result = run_cli(
+        "check",
+        "--dsn",
+        dsn,
+        "--table",
+        "bare_jobs",
+        "--max-oldest-ready",
+        "5m",
+        env_home=str(tmp_path),
+    )
     assert_one_line_error(result, "--max-oldest-ready", "no created_at column")
-    result = run_cli("check", "--dsn", dsn, "--table", "bare_jobs",
-                     "--max-stale", "0", env_home=str(tmp_path))
+    result = run_cli(
+        "check", "--dsn", dsn, "--table", "bare_jobs", "--max-stale", "0", env_home=str(tmp_path)
+    )
     assert_one_line_error(result, "--max-stale", "no lease_until or started_at")
 
 
 def test_unreachable_database_is_exit_2(tmp_path):
-    result = run_cli("check", "--dsn", "host=127.0.0.1 port=1 connect_timeout=1",
-                     "--max-stale", "0", env_home=str(tmp_path))
+    result = run_cli(
+        "check",
+        "--dsn",
+        "host=127.0.0.1 port=1 connect_timeout=1",
+        "--max-stale",
+        "0",
+        env_home=str(tmp_path),
+    )
     assert_one_line_error(result, "cannot connect")

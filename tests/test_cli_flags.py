@@ -54,8 +54,9 @@ BAD_DURATIONS = [
 
 
 def queuetop_schemas(conn) -> int:
-    return conn.execute("SELECT count(*) FROM pg_namespace "
-                        "WHERE nspname IN ('queuetop', 'queuetop_demo')").fetchone()[0]
+    return conn.execute(
+        "SELECT count(*) FROM pg_namespace WHERE nspname IN ('queuetop', 'queuetop_demo')"
+    ).fetchone()[0]
 
 
 @pytest.mark.parametrize(("argv", "flag"), BAD_FLAGS, ids=[" ".join(a) for a, _ in BAD_FLAGS])
@@ -74,15 +75,39 @@ def test_zero_stale_after_is_one_line_and_exit_2(argv, dsn, connect, tmp_path):
     assert queuetop_schemas(connect(autocommit=True)) == 0
 
 
-@pytest.mark.parametrize("argv", [
-    ["watch", "--interval", str(MIN_INTERVAL_S)],
-    ["watch", "--interval", str(MAX_INTERVAL_S)],
-    ["demo", "--interval", "0.5", "--workers", "0"],
-    ["load", "--workers", "1", "--jobs", "1", "--duration", "0.5", "--rate", "0",
-     "--work-ms", "0", "--batch", "1", "--fail-rate", "0", "--crash-rate", "1",
-     "--lease", "0.1", "--payload-bytes", "0"],
-    ["cancel", "1"],
-], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["watch", "--interval", str(MIN_INTERVAL_S)],
+        ["watch", "--interval", str(MAX_INTERVAL_S)],
+        ["demo", "--interval", "0.5", "--workers", "0"],
+        [
+            "load",
+            "--workers",
+            "1",
+            "--jobs",
+            "1",
+            "--duration",
+            "0.5",
+            "--rate",
+            "0",
+            "--work-ms",
+            "0",
+            "--batch",
+            "1",
+            "--fail-rate",
+            "0",
+            "--crash-rate",
+            "1",
+            "--lease",
+            "0.1",
+            "--payload-bytes",
+            "0",
+        ],
+        ["cancel", "1"],
+    ],
+    ids=" ".join,
+)
 def test_sensible_edge_values_are_accepted(argv):
     build_parser().parse_args(argv)  # raises SystemExit on a refusal
 

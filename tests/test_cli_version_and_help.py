@@ -21,8 +21,11 @@ def test_db_help_describes_start_stop_status_and_url(capsys):
         main(["db", "--help"])
     assert exit_info.value.code == 0
     lines = capsys.readouterr().out.splitlines()
-    described = {line.split()[0]: line for line in lines
-                 if line.strip() and line.split()[0] in ("start", "stop", "status", "url")}
+    described = {
+        line.split()[0]: line
+        for line in lines
+        if line.strip() and line.split()[0] in ("start", "stop", "status", "url")
+    }
     assert set(described) == {"start", "stop", "status", "url"}, lines
     assert "pgdata" in described["start"] or "data" in described["start"]
     assert "exit" in described["status"]  # a script can test it

@@ -6,8 +6,9 @@ from importlib import resources
 
 import psycopg
 
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
 from dashboard.cli import main
+from dashboard.setup import schema
 
 
 def test_large_table_estimates_finished_states_and_counts_active_exactly(dsn, connect, tmp_path):

@@ -45,5 +45,7 @@ def test_derived_worker_alive_decides_liveness_and_expiry(dsn, connect, tmp_path
     # and most overdue after 4: it ran out at its start
     assert [(s["id"], s["worker_alive"]) for s in stale] == [(4, None), (2, False)]
     # the confirmation says so too
-    assert ("a running one only once it started over 3600s ago (started_on) or its worker is "
-            "known dead (derived:worker_alive)") in guard_text(config.load_file(spec_file), False)
+    assert (
+        "a running one only once it started over 3600s ago (started_on) or its worker is "
+        "known dead (derived:worker_alive)"
+    ) in guard_text(config.load_file(spec_file), False)

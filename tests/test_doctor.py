@@ -11,29 +11,37 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from dashboard import config, db, doctor, monitor, schema
+from dashboard import config, db, doctor, monitor
 from dashboard.cli import main
+from dashboard.setup import schema
 
 JOBS = "queuetop_demo.jobs"
 
 
-def demo_table(conn: psycopg.Connection, rows: int = 200, *, every: int = 20,
-               indexes: bool = True) -> None:
+def demo_table(
+    conn: psycopg.Connection, rows: int = 200, *, every: int = 20, indexes: bool = True
+) -> None:
     """The demo queue with `rows` jobs: one in `every` ready, one running, the rest done."""
     schema.init_demo(conn)
     if not indexes:
         conn.execute("DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx")
-    conn.execute("""INSERT INTO queuetop_demo.jobs (status, worker, started_at, leased_until)
+    conn.execute(
+        """INSERT INTO queuetop_demo.jobs (status, worker, started_at, leased_until)
                     SELECT CASE WHEN g %% %(every)s = 0 THEN 'ready'
                                 WHEN g %% %(every)s = 1 THEN 'running' ELSE 'done' END,
                            'w-' || g, now(), now() + interval '1 minute'
-                    FROM generate_series(1, %(rows)s) AS g""", {"rows": rows, "every": every})
+                    FROM generate_series(1, %(rows)s) AS g""",
+        {"rows": rows, "every": every},
+    )
     conn.execute("ANALYZE queuetop_demo.jobs")
 
 
 def healthy_database(conn: psycopg.Connection) -> None:
-    conn.execute(sql.SQL("ALTER DATABASE {} SET idle_in_transaction_session_timeout = '5min'")
-                 .format(sql.Identifier(conn.info.dbname)))
+    conn.execute(
+        sql.SQL("ALTER DATABASE {} SET idle_in_transaction_session_timeout = '5min'").format(
+            sql.Identifier(conn.info.dbname)
+        )
+    )
 
 
 def examine(dsn: str, limits: doctor.Limits | None = None) -> doctor.Report:
@@ -66,8 +74,7 @@ def test_healthy_queue_has_no_findings(dsn, connect, capsys):
     assert data["healthy"] is True and data["findings"] == []
 
 
-def test_primary_key_only_table_gets_partial_indexes_that_serve_the_counts(dsn, connect,
-                                                                          capsys):
+def test_primary_key_only_table_gets_partial_indexes_that_serve_the_counts(dsn, connect, capsys):
     setup = connect(autocommit=True)
     demo_table(setup, rows=20_000, every=1000, indexes=False)  # 0.1 % active
     healthy_database(setup)
@@ -81,11 +88,18 @@ def test_primary_key_only_table_gets_partial_indexes_that_serve_the_counts(dsn, 
     assert '("leased_until")' in running.fix  # by lease expiry: the stale scan
     assert "INCLUDE" in running.fix  # what the count reads, for an index-only scan
     # doctor ran nothing: the table still has its primary key alone
-    assert setup.execute("SELECT count(*) FROM pg_indexes WHERE schemaname = 'queuetop_demo' "
-                         "AND tablename = 'jobs'").fetchone()[0] == 1
+    assert (
+        setup.execute(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = 'queuetop_demo' "
+            "AND tablename = 'jobs'"
+        ).fetchone()[0]
+        == 1
+    )
     assert main(["doctor", "--dsn", dsn, "--json"]) == 1
     assert [f["check"] for f in json.loads(capsys.readouterr().out)["findings"]] == [
-        "index", "index"]
+        "index",
+        "index",
+    ]
 
     for finding in report.findings:
         run_fix(dsn, finding)
@@ -102,8 +116,9 @@ def test_lease_column_without_an_index(dsn, connect):
     healthy_database(setup)
     # the running rows are found through an index, but not by their lease
     setup.execute("DROP INDEX queuetop_demo.jobs_running_idx")
-    setup.execute("CREATE INDEX jobs_running_by_id ON queuetop_demo.jobs (id) "
-                  "WHERE status = 'running'")
+    setup.execute(
+        "CREATE INDEX jobs_running_by_id ON queuetop_demo.jobs (id) WHERE status = 'running'"
+    )
     report = examine(dsn)
     assert checks(report) == ["lease_index"]
     assert "leased_until" in report.findings[0].title
@@ -116,8 +131,9 @@ def test_dead_rows_with_autovacuum_off_for_the_table(dsn, connect):
     setup = connect(autocommit=True)
     demo_table(setup, rows=2000)
     healthy_database(setup)
-    setup.execute("ALTER TABLE queuetop_demo.jobs SET (autovacuum_enabled = false, "
-                  "fillfactor = 70)")  # room for HOT: this test is about vacuum alone
+    setup.execute(
+        "ALTER TABLE queuetop_demo.jobs SET (autovacuum_enabled = false, fillfactor = 70)"
+    )  # room for HOT: this test is about vacuum alone
     setup.execute("UPDATE queuetop_demo.jobs SET attempts = attempts + 1 WHERE id % 4 <> 0")
     setup.execute("SELECT pg_stat_force_next_flush()")  # the counters, visible to doctor now
     report = examine(dsn)
@@ -147,8 +163,10 @@ def test_high_churn_table_waiting_for_the_default_scale_factor(dsn, connect):
     # 50 + 0.2 x the live rows (about 20,000: vacuum estimates them): over 4,000 dead rows
     waits = re.search(r"autovacuum waits for ([\d,]+) dead rows", report.findings[0].detail)
     assert waits and int(waits.group(1).replace(",", "")) > 4000
-    assert ("autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
-            in report.findings[0].fix)
+    assert (
+        "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000"
+        in report.findings[0].fix
+    )
     run_fix(dsn, report.findings[0])
     assert examine(dsn).findings == ()
 
@@ -164,7 +182,8 @@ def test_few_hot_updates_on_full_pages_suggest_a_fillfactor(dsn, connect):
     assert checks(report) == ["fillfactor"]
     assert "of 1,000 updates were HOT (fillfactor 100)" in report.findings[0].title
     assert report.findings[0].fix.startswith(
-        'ALTER TABLE "queuetop_demo"."jobs" SET (fillfactor = 80);')
+        'ALTER TABLE "queuetop_demo"."jobs" SET (fillfactor = 80);'
+    )
     run_fix(dsn, report.findings[0])
     assert examine(dsn).findings == ()
 
@@ -196,7 +215,8 @@ def test_idle_in_transaction_timeout_unset(dsn, connect):
     report = examine(dsn)  # the server's default: 0, never
     assert checks(report) == ["idle_timeout"]
     assert report.findings[0].fix.startswith(
-        f'ALTER DATABASE "{setup.info.dbname}" SET idle_in_transaction_session_timeout')
+        f'ALTER DATABASE "{setup.info.dbname}" SET idle_in_transaction_session_timeout'
+    )
     run_fix(dsn, report.findings[0])
     assert examine(dsn).findings == ()
     # the monitor's own connection sets one for itself: doctor does not read that one

@@ -9,8 +9,8 @@ import pytest
 from demo_queue import claim, expire, job, setup_demo
 from test_cli_errors import assert_one_line_error, run_cli
 
-from dashboard import redact
 from dashboard.cli import main
+from dashboard.text import redact
 
 PASSWORD = "Pct%Secret"
 
@@ -23,18 +23,23 @@ def _no_known_passwords():
 
 
 def test_raw_percent_in_a_url_password_is_not_printed(tmp_path):
-    result = run_cli("snapshot", "--dsn", f"postgresql://app:{PASSWORD}@/db?host=/tmp",
-                     env_home=str(tmp_path))
+    result = run_cli(
+        "snapshot", "--dsn", f"postgresql://app:{PASSWORD}@/db?host=/tmp", env_home=str(tmp_path)
+    )
     assert_one_line_error(result, "cannot connect", "not a valid connection string", "%25")
     assert "Secret" not in result.stderr
 
 
-@pytest.mark.parametrize("argv", [
-    ["--dsn", f"postgresql://u:{PASSWORD}@/db", "snapshot"],  # the option before the command
-    ["db", "status", "--dsn", f"postgresql://u:{PASSWORD}@/db"],  # a command without --dsn
-    ["snapshot", f"postgresql://u:{PASSWORD}@/db"],  # --dsn forgotten
-    ["snapshot", f"host=/tmp password={PASSWORD}"],
-], ids=["option-first", "db-status", "no-flag", "key-value"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--dsn", f"postgresql://u:{PASSWORD}@/db", "snapshot"],  # the option before the command
+        ["db", "status", "--dsn", f"postgresql://u:{PASSWORD}@/db"],  # a command without --dsn
+        ["snapshot", f"postgresql://u:{PASSWORD}@/db"],  # --dsn forgotten
+        ["snapshot", f"host=/tmp password={PASSWORD}"],
+    ],
+    ids=["option-first", "db-status", "no-flag", "key-value"],
+)
 def test_usage_errors_quote_no_password(argv, tmp_path):
     result = run_cli(*argv, env_home=str(tmp_path))
     assert_one_line_error(result, "error:")
@@ -60,11 +65,28 @@ def test_empty_dsn_is_an_error_not_the_next_server(dsn, connect, tmp_path, monke
     assert spec.table.name == "jobs"
 
 
-@pytest.mark.parametrize("flag", ["--table", "--queue", "--preset", "--id-column",
-                                  "--status-column", "--stale-after", "--audit-file"])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--table",
+        "--queue",
+        "--preset",
+        "--id-column",
+        "--status-column",
+        "--stale-after",
+        "--audit-file",
+    ],
+)
 def test_empty_text_flag_is_an_error_not_the_default(flag, tmp_path):
-    result = run_cli("requeue", "1", flag, "", "--dsn", "postgresql://nobody@127.0.0.1:1/none",
-                     env_home=str(tmp_path))
+    result = run_cli(
+        "requeue",
+        "1",
+        flag,
+        "",
+        "--dsn",
+        "postgresql://nobody@127.0.0.1:1/none",
+        env_home=str(tmp_path),
+    )
     assert_one_line_error(result, f"argument {flag}: expected", "empty value")
 
 
@@ -85,8 +107,10 @@ def test_password_in_dsn_is_warned_about_once_by_long_running_commands(dsn, caps
 
 
 def test_redact_masks_dsn_shapes_and_known_passwords():
-    text = ("postgresql://u:p@ss%word@host/db and host=h password='a b' port=1 "
-            "and PASSWORD=xyz and later sekrit-pw")
+    text = (
+        "postgresql://u:p@ss%word@host/db and host=h password='a b' port=1 "
+        "and PASSWORD=xyz and later sekrit-pw"
+    )
     redact.remember(["sekrit-pw"])
     masked = redact.scrub(text)
     for secret in ("p@ss%word", "'a b'", "xyz", "sekrit-pw"):

@@ -34,4 +34,7 @@ def test_enum_state_counted_through_its_index(dsn, connect, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["count_mode"] == "index"
     assert (data["counts"]["ready"], data["counts"]["running"], data["counts"]["done"]) == (
-        2, 1, 5000)
+        2,
+        1,
+        5000,
+    )

@@ -41,9 +41,16 @@ class Prometheus:
         self.log = home / "prometheus.log"
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [binary, f"--config.file={config}", f"--storage.tsdb.path={home / 'data'}",
-                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
-                stdout=log, stderr=subprocess.STDOUT)
+                [
+                    binary,
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={home / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}",
+                    "--log.level=warn",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         wait_until(self._ready, timeout=60, interval=0.2)
 
     def _ready(self) -> bool:
@@ -57,8 +64,9 @@ class Prometheus:
 
     def query(self, promql: str) -> list[tuple[dict, float]]:
         """An instant query through the HTTP API: (labels, value) per series."""
-        url = (f"http://127.0.0.1:{self.port}/api/v1/query?"
-               + urllib.parse.urlencode({"query": promql}))
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode(
+            {"query": promql}
+        )
         with urllib.request.urlopen(url, timeout=10) as response:
             doc = json.load(response)
         assert doc["status"] == "success", doc
@@ -85,8 +93,13 @@ def prometheus_binary() -> str:
 
 
 def snapshot_json(dsn: str, home: Path) -> dict:
-    done = subprocess.run([sys.executable, "-m", "dashboard", "snapshot", "--json", "--dsn", dsn],
-                          capture_output=True, text=True, timeout=60, env=queuetop_env(home))
+    done = subprocess.run(
+        [sys.executable, "-m", "dashboard", "snapshot", "--json", "--dsn", dsn],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=queuetop_env(home),
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -94,14 +107,29 @@ def snapshot_json(dsn: str, home: Path) -> dict:
 def stored(prom: Prometheus) -> dict[str, float]:
     """What Prometheus holds of every queuetop value, by a name like the JSON's."""
     values = {f"jobs.{m['role']}": v for m, v in prom.query('queuetop_jobs{job="queuetop"}')}
-    values.update({f"estimated.{m['role']}": m["estimated"] == "true"
-                   for m, _ in prom.query('queuetop_jobs{job="queuetop"}')})
-    values.update({f"locked.{m['role']}": v
-                   for m, v in prom.query('queuetop_row_locked_jobs{job="queuetop"}')})
-    for name in ("oldest_ready_age_seconds", "stale_leases", "stale_lease_max_overdue_seconds",
-                 "waiting_sessions", "waiting_max_seconds", "idle_in_transaction_sessions",
-                 "idle_in_transaction_max_age_seconds", "last_success_timestamp_seconds",
-                 "up"):
+    values.update(
+        {
+            f"estimated.{m['role']}": m["estimated"] == "true"
+            for m, _ in prom.query('queuetop_jobs{job="queuetop"}')
+        }
+    )
+    values.update(
+        {
+            f"locked.{m['role']}": v
+            for m, v in prom.query('queuetop_row_locked_jobs{job="queuetop"}')
+        }
+    )
+    for name in (
+        "oldest_ready_age_seconds",
+        "stale_leases",
+        "stale_lease_max_overdue_seconds",
+        "waiting_sessions",
+        "waiting_max_seconds",
+        "idle_in_transaction_sessions",
+        "idle_in_transaction_max_age_seconds",
+        "last_success_timestamp_seconds",
+        "up",
+    ):
         values[name] = prom.value(f'queuetop_{name}{{job="queuetop"}}')
     return values
 
@@ -112,21 +140,28 @@ def from_json(doc: dict) -> dict[str, float]:
     values.update({f"estimated.{role}": role in doc["estimated"] for role in doc["counts"]})
     values.update({f"locked.{role}": n for role, n in doc["locked"].items()})
     idle = doc["idle_in_transaction"]
-    values.update({
-        "oldest_ready_age_seconds": doc["oldest_ready_age_s"] or 0.0,
-        "stale_leases": len(doc["stale_leases"]),
-        "stale_lease_max_overdue_seconds": max(s["overdue_s"] for s in doc["stale_leases"]),
-        "waiting_sessions": len(doc["waiting"]),
-        "waiting_max_seconds": max(w["wait_s"] for w in doc["waiting"]),
-        "idle_in_transaction_sessions": len(idle),
-        "idle_in_transaction_max_age_seconds": max(
-            i["xact_age_s"] if i["xact_age_s"] is not None else i["idle_s"] for i in idle),
-    })
+    values.update(
+        {
+            "oldest_ready_age_seconds": doc["oldest_ready_age_s"] or 0.0,
+            "stale_leases": len(doc["stale_leases"]),
+            "stale_lease_max_overdue_seconds": max(s["overdue_s"] for s in doc["stale_leases"]),
+            "waiting_sessions": len(doc["waiting"]),
+            "waiting_max_seconds": max(w["wait_s"] for w in doc["waiting"]),
+            "idle_in_transaction_sessions": len(idle),
+            "idle_in_transaction_max_age_seconds": max(
+                i["xact_age_s"] if i["xact_age_s"] is not None else i["idle_s"] for i in idle
+            ),
+        }
+    )
     return values
 
 
-AGES = ("oldest_ready_age_seconds", "stale_lease_max_overdue_seconds", "waiting_max_seconds",
-        "idle_in_transaction_max_age_seconds")
+AGES = (
+    "oldest_ready_age_seconds",
+    "stale_lease_max_overdue_seconds",
+    "waiting_max_seconds",
+    "idle_in_transaction_max_age_seconds",
+)
 
 
 def assert_same(prom_values: dict, json_values: dict, taken_at: float) -> None:
@@ -142,7 +177,8 @@ def assert_same(prom_values: dict, json_values: dict, taken_at: float) -> None:
 
 
 def test_prometheus_scrapes_export_and_matches_snapshot_json(
-        dsn, connect, background, prometheus_binary, tmp_path):
+    dsn, connect, background, prometheus_binary, tmp_path
+):
     staged = StagedQueue(dsn, connect, background)
     export = ExportProcess(dsn, tmp_path / "export")
     prom = None
@@ -150,8 +186,11 @@ def test_prometheus_scrapes_export_and_matches_snapshot_json(
         prom = Prometheus(prometheus_binary, export.port, tmp_path / "prometheus")
         # Prometheus scraped it and parsed every sample (its own `up` for the target)
         wait_until(lambda: prom.query('up{job="queuetop"} == 1'), timeout=60, interval=0.5)
-        wait_until(lambda: prom.query('queuetop_waiting_sessions{job="queuetop"} == 1'),
-                   timeout=30, interval=0.5)
+        wait_until(
+            lambda: prom.query('queuetop_waiting_sessions{job="queuetop"} == 1'),
+            timeout=30,
+            interval=0.5,
+        )
         doc = snapshot_json(dsn, tmp_path / "cli")
         values = stored(prom)
         assert values["up"] == 1
@@ -162,22 +201,36 @@ def test_prometheus_scrapes_export_and_matches_snapshot_json(
         assert_same(values, from_json(doc), datetime.fromisoformat(doc["taken_at"]).timestamp())
 
         # jobs move: Prometheus follows, and still equals a snapshot taken with it
-        staged.stager.execute("UPDATE queuetop_demo.jobs SET status = 'done' WHERE id IN "
-                              "(SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' "
-                              "AND id <> %s ORDER BY id LIMIT 2)", (staged.locked_id,))
+        staged.stager.execute(
+            "UPDATE queuetop_demo.jobs SET status = 'done' WHERE id IN "
+            "(SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' "
+            "AND id <> %s ORDER BY id LIMIT 2)",
+            (staged.locked_id,),
+        )
         # (each section of a poll is read as often as its cost allows: wait for both)
-        wait_until(lambda: prom.query('queuetop_jobs{job="queuetop",role="done"} == 6')
-                   and prom.query('queuetop_jobs{job="queuetop",role="ready"} == 4'),
-                   timeout=30, interval=0.5)
+        wait_until(
+            lambda: (
+                prom.query('queuetop_jobs{job="queuetop",role="done"} == 6')
+                and prom.query('queuetop_jobs{job="queuetop",role="ready"} == 4')
+            ),
+            timeout=30,
+            interval=0.5,
+        )
         doc = snapshot_json(dsn, tmp_path / "cli")
         assert doc["counts"]["ready"] == 4 and doc["counts"]["done"] == 6
-        assert_same(stored(prom), from_json(doc),
-                    datetime.fromisoformat(doc["taken_at"]).timestamp())
+        assert_same(
+            stored(prom), from_json(doc), datetime.fromisoformat(doc["taken_at"]).timestamp()
+        )
 
         # the exposition itself passes Prometheus's own lint
         promtool = require_binary("promtool", "prometheus")
-        lint = subprocess.run([promtool, "check", "metrics"], input=export.scrape(),
-                              capture_output=True, text=True, timeout=60)
+        lint = subprocess.run(
+            [promtool, "check", "metrics"],
+            input=export.scrape(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert lint.returncode == 0 and not (lint.stdout + lint.stderr).strip(), lint
     finally:
         if prom is not None:
@@ -232,13 +285,24 @@ def test_readme_alert_rules_fire_when_they_say(tmp_path):
     """The README's example rules: valid, and they fire after their `for`, not before."""
     promtool = require_binary("promtool", "prometheus")
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    rules = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)
-                 if b.startswith("groups:"))
+    rules = next(
+        b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("groups:")
+    )
     (tmp_path / "rules.yml").write_text(rules)
     (tmp_path / "test.yml").write_text(RULES_TEST)
-    checked = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=60)
+    checked = subprocess.run(
+        [promtool, "check", "rules", "rules.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert checked.returncode == 0 and "SUCCESS: 3 rules found" in checked.stdout, checked
-    tested = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60)
+    tested = subprocess.run(
+        [promtool, "test", "rules", "test.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert tested.returncode == 0, tested.stdout + tested.stderr

@@ -33,11 +33,15 @@ def test_dead_letter_names_every_grant(stale, watcher, dsn, capsys):  # noqa: F8
     _, job_id = stale
     role = conninfo.conninfo_to_dict(watcher)["user"]
     with psycopg.connect(dsn, autocommit=True) as admin:  # the move reads back what it wrote
-        admin.execute(sql.SQL("REVOKE SELECT ON queuetop_demo.jobs_dead FROM {}")
-                      .format(sql.Identifier(role)))
+        admin.execute(
+            sql.SQL("REVOKE SELECT ON queuetop_demo.jobs_dead FROM {}").format(sql.Identifier(role))
+        )
     err = refusal(["dead-letter", str(job_id), "--reason", "r", "--dsn", watcher], capsys)
-    for grant in (*AUDIT, "GRANT UPDATE, DELETE ON queuetop_demo.jobs TO qt_watch",
-                  "GRANT INSERT, SELECT ON queuetop_demo.jobs_dead TO qt_watch"):
+    for grant in (
+        *AUDIT,
+        "GRANT UPDATE, DELETE ON queuetop_demo.jobs TO qt_watch",
+        "GRANT INSERT, SELECT ON queuetop_demo.jobs_dead TO qt_watch",
+    ):
         assert grant in err
 
 
@@ -53,6 +57,8 @@ def test_dashboard_says_every_grant_up_front(stale, watcher):  # noqa: F811
     spec, _ = stale
     with db.connect_action(watcher) as conn:
         reasons = capabilities(conn, spec)
-    assert all(grant in reasons["requeue"]
-               for grant in (*AUDIT, "GRANT UPDATE ON queuetop_demo.jobs TO qt_watch"))
+    assert all(
+        grant in reasons["requeue"]
+        for grant in (*AUDIT, "GRANT UPDATE ON queuetop_demo.jobs TO qt_watch")
+    )
     assert all(grant in reasons["cancel"] for grant in (*AUDIT, "GRANT pg_signal_backend"))

@@ -36,8 +36,13 @@ NOWHERE = "postgresql://nobody@127.0.0.1:1/none"
 
 def interrupted(module: str, *argv: str, home: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "QUEUETOP_HOME": home}
-    return subprocess.run([sys.executable, "-c", SCRIPT, module, *argv], capture_output=True,
-                          text=True, timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, module, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize("module", ["psycopg", "dashboard.cli.dispatch", "dashboard.config"])

@@ -40,8 +40,9 @@ def role(dsn):
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name)))
     yield conninfo.make_conninfo(dsn, user=name), name
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                      "WHERE usename = %s", (name,))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,)
+        )
         admin.execute(sql.SQL("DROP OWNED BY {0}; DROP ROLE {0}").format(sql.Identifier(name)))
 
 
@@ -49,10 +50,13 @@ def test_existing_demo_queue_needs_no_create(dsn, role, capsys):
     setup_demo(dsn)
     role_dsn, name = role
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("GRANT USAGE ON SCHEMA queuetop_demo TO {0}; "
-                              "GRANT SELECT, INSERT, UPDATE ON queuetop_demo.jobs TO {0}; "
-                              "GRANT SELECT ON queuetop_demo.jobs_dead TO {0}")
-                      .format(sql.Identifier(name)))
+        admin.execute(
+            sql.SQL(
+                "GRANT USAGE ON SCHEMA queuetop_demo TO {0}; "
+                "GRANT SELECT, INSERT, UPDATE ON queuetop_demo.jobs TO {0}; "
+                "GRANT SELECT ON queuetop_demo.jobs_dead TO {0}"
+            ).format(sql.Identifier(name))
+        )
     assert main(["load", "--dsn", role_dsn, "--jobs", "5", "--json", *RUN]) == 0
     assert json.loads(capsys.readouterr().out)["completed"] == 5
 

@@ -7,7 +7,7 @@ import pytest
 from ui_snapshots import fixed_load_snapshot, lost_database_load_snapshot
 
 from dashboard.cli.load_command import live_line
-from dashboard.fit import kept
+from dashboard.render.fit import kept
 
 FIRST = ("workers 3/4", "done/s 37.9", "claim p95 (10s) 12.8ms")
 
@@ -28,8 +28,15 @@ def test_at_120_columns_lock_waits_and_crashed_stay():
 
 def test_without_a_terminal_the_line_has_everything():
     line = live_line(fixed_load_snapshot())
-    for part in (*FIRST, "lock waits 28", "crashed 1", "double claims 0", "lock errors 3",
-                 "rescue off", "failed 9"):
+    for part in (
+        *FIRST,
+        "lock waits 28",
+        "crashed 1",
+        "double claims 0",
+        "lock errors 3",
+        "rescue off",
+        "failed 9",
+    ):
         assert part in line
 
 

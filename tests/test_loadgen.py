@@ -13,11 +13,12 @@ import time
 import psycopg
 import pytest
 
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
 from dashboard.actions import TableAudit
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
 from dashboard.loadgen.strategies import build
+from dashboard.setup import schema
 from tests.helpers import wait_until
 
 JOBS_BY_STATE = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
@@ -38,8 +39,9 @@ def by_state(dsn) -> dict[str, int]:
 
 def worker_sessions(dsn) -> int:
     with psycopg.connect(dsn) as conn:
-        return conn.execute("SELECT count(*) FROM pg_stat_activity "
-                            "WHERE application_name LIKE 'queuetop-worker-%'").fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'queuetop-worker-%'"
+        ).fetchone()[0]
 
 
 def run_until(gen: LoadGenerator, done, timeout: float = 60.0):
@@ -55,8 +57,10 @@ def test_skip_locked_workers_finish_every_job_exactly_once(dsn, demo_spec):
     assert stats.totals["claimed"] == stats.totals["completed"] == 300
     assert stats.double_claims == 0
     with psycopg.connect(dsn) as conn:
-        rows = conn.execute("SELECT status, attempts, lease_token, count(*) "
-                            "FROM queuetop_demo.jobs GROUP BY 1, 2, 3").fetchall()
+        rows = conn.execute(
+            "SELECT status, attempts, lease_token, count(*) "
+            "FROM queuetop_demo.jobs GROUP BY 1, 2, 3"
+        ).fetchall()
         workers = conn.execute("SELECT count(DISTINCT worker) FROM queuetop_demo.jobs").fetchone()
     assert rows == [("done", 1, 1, 300)]
     assert workers[0] == 3  # each worker wrote its own application_name
@@ -67,20 +71,31 @@ def test_crashed_jobs_are_stale_leases_and_finish_once_after_requeue(dsn, demo_s
     settings = LoadSettings(workers=2, prefill=60, work_ms=1, crash_rate=0.1, lease_s=1, seed=3)
     gen = LoadGenerator(dsn, demo_spec, settings)  # expired leases wait for the operator
     with gen:
-        wait_until(lambda: gen.stats().crashed >= 2 and by_state(dsn).get("ready", 0) == 0,
-                   timeout=60, interval=0.1)
+        wait_until(
+            lambda: gen.stats().crashed >= 2 and by_state(dsn).get("ready", 0) == 0,
+            timeout=60,
+            interval=0.1,
+        )
         gen.set_knobs(crash_rate=0.0)
         running = by_state(dsn).get("running", 0)
         assert running >= 1
         with db.connect_monitor(dsn) as conn:
-            snap = wait_until(lambda: (s := monitor.collect(conn, demo_spec)).stale_leases
-                              and len(s.stale_leases) >= running and s, timeout=10)
+            snap = wait_until(
+                lambda: (
+                    (s := monitor.collect(conn, demo_spec)).stale_leases
+                    and len(s.stale_leases) >= running
+                    and s
+                ),
+                timeout=10,
+            )
         assert all(lease.worker_alive is False for lease in snap.stale_leases)
         assert all(lease.worker.startswith("queuetop-worker-") for lease in snap.stale_leases)
         with psycopg.connect(dsn) as conn:  # the operator's requeue: the token moves on
-            conn.execute("UPDATE queuetop_demo.jobs SET status = 'ready', worker = NULL, "
-                         "leased_until = NULL, lease_token = lease_token + 1 "
-                         "WHERE status = 'running' AND leased_until < now()")
+            conn.execute(
+                "UPDATE queuetop_demo.jobs SET status = 'ready', worker = NULL, "
+                "leased_until = NULL, lease_token = lease_token + 1 "
+                "WHERE status = 'running' AND leased_until < now()"
+            )
         wait_until(lambda: by_state(dsn) == {"done": 60}, timeout=30, interval=0.1)
         wait_until(lambda: gen.stats().totals["completed"] == 60, timeout=5)
     stats = gen.stats()
@@ -92,11 +107,17 @@ def test_crashed_jobs_are_stale_leases_and_finish_once_after_requeue(dsn, demo_s
 
 
 def test_expired_leases_are_rescued_and_every_job_ends_once(dsn, demo_spec):
-    settings = LoadSettings(workers=2, prefill=60, work_ms=1, crash_rate=0.1, lease_s=0.5,
-                            fail_rate=0.1, seed=5)
+    settings = LoadSettings(
+        workers=2, prefill=60, work_ms=1, crash_rate=0.1, lease_s=0.5, fail_rate=0.1, seed=5
+    )
     gen = LoadGenerator(dsn, demo_spec, settings, rescue=TableAudit())
-    stats = run_until(gen, lambda s: s.totals["completed"] + s.totals["dead"] >= 60
-                      and by_state(dsn).keys() <= {"done", "dead"})
+    stats = run_until(
+        gen,
+        lambda s: (
+            s.totals["completed"] + s.totals["dead"] >= 60
+            and by_state(dsn).keys() <= {"done", "dead"}
+        ),
+    )
     states = by_state(dsn)
     assert sum(states.values()) == 60 and states.keys() <= {"done", "dead"}
     assert stats.totals["completed"] == states.get("done", 0)
@@ -104,8 +125,10 @@ def test_expired_leases_are_rescued_and_every_job_ends_once(dsn, demo_spec):
     assert stats.crashed >= 1 and stats.double_claims == 0
     assert stats.rescue and stats.rescued >= 1
     with psycopg.connect(dsn) as conn:  # every rescue has its audit row
-        audited = conn.execute("SELECT count(*) FROM queuetop.audit_log "
-                               "WHERE action = 'rescue' AND outcome = 'changed'").fetchone()[0]
+        audited = conn.execute(
+            "SELECT count(*) FROM queuetop.audit_log "
+            "WHERE action = 'rescue' AND outcome = 'changed'"
+        ).fetchone()[0]
     assert audited == stats.rescued
 
 
@@ -114,14 +137,17 @@ def test_a_late_completion_with_an_old_token_changes_nothing(dsn, demo_spec):
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("INSERT INTO queuetop_demo.jobs (payload) VALUES ('x')")
         claim = queue_sql.claims["skip-locked"]
-        (job, old), = conn.execute(claim, queue_sql.params(batch=1, worker="a", lease_s=30))
-        conn.execute("UPDATE queuetop_demo.jobs SET status = 'ready', "
-                     "lease_token = lease_token + 1")  # an operator requeue
-        (_, new), = conn.execute(claim, queue_sql.params(batch=1, worker="b", lease_s=30))
+        ((job, old),) = conn.execute(claim, queue_sql.params(batch=1, worker="a", lease_s=30))
+        conn.execute(
+            "UPDATE queuetop_demo.jobs SET status = 'ready', lease_token = lease_token + 1"
+        )  # an operator requeue
+        ((_, new),) = conn.execute(claim, queue_sql.params(batch=1, worker="b", lease_s=30))
         late = conn.execute(queue_sql.complete, queue_sql.params(id=job, token=old)).fetchone()
         assert late is None
         assert conn.execute("SELECT status, worker FROM queuetop_demo.jobs").fetchone() == (
-            "running", "b")
+            "running",
+            "b",
+        )
         assert conn.execute(queue_sql.complete, queue_sql.params(id=job, token=new)).fetchone()
 
 
@@ -132,8 +158,9 @@ def test_for_update_workers_pile_up_behind_a_stalled_worker(dsn, demo_spec):
         gen.stall_worker(4.0)
         snap = wait_until(lambda: (s := monitor.collect(conn, demo_spec)).waiting and s, timeout=10)
         assert all(w.application_name.startswith("queuetop-worker-") for w in snap.waiting)
-        assert any(i.application_name.startswith("queuetop-worker-")
-                   for i in snap.idle_in_transaction)
+        assert any(
+            i.application_name.startswith("queuetop-worker-") for i in snap.idle_in_transaction
+        )
         assert any(w.stalled for w in gen.stats().workers)
     assert gen.stats().totals["stalls"] == 1 and gen.stats().double_claims == 0
 
@@ -158,8 +185,12 @@ PARENT = textwrap.dedent("""
 def test_killing_the_parent_stops_every_worker(dsn, demo_spec, tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(PARENT)
-    parent = subprocess.Popen([sys.executable, str(script), dsn], stdout=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    parent = subprocess.Popen(
+        [sys.executable, str(script), dsn],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     try:
         pids = [int(p) for p in parent.stdout.readline().split()]
         assert len(pids) == 2 and worker_sessions(dsn) == 2
@@ -180,8 +211,10 @@ def _running(pid: int) -> bool:
 
 
 def test_load_cli_json_and_refusal_of_a_user_table(dsn, capsys):
-    assert main(["load", "--dsn", dsn, "--workers", "2", "--jobs", "100", "--work-ms", "1",
-                 "--json"]) == 0
+    assert (
+        main(["load", "--dsn", dsn, "--workers", "2", "--jobs", "100", "--work-ms", "1", "--json"])
+        == 0
+    )
     out, err = capsys.readouterr()
     doc = json.loads(out)
     assert doc["completed"] == 100 and doc["double_claims"] == 0 and doc["workers"] == 2
@@ -197,9 +230,10 @@ def test_load_cli_json_and_refusal_of_a_user_table(dsn, capsys):
 
 
 def test_nowait_and_batch_claims_finish_every_job_exactly_once(dsn, demo_spec):
-    for settings in (LoadSettings(workers=3, prefill=40, work_ms=3, strategy="nowait",
-                                  hold_tx=True),
-                     LoadSettings(workers=2, prefill=100, work_ms=1, batch=5)):
+    for settings in (
+        LoadSettings(workers=3, prefill=40, work_ms=3, strategy="nowait", hold_tx=True),
+        LoadSettings(workers=2, prefill=100, work_ms=1, batch=5),
+    ):
         gen = LoadGenerator(dsn, demo_spec, settings)
         stats = run_until(gen, lambda s, n=settings.prefill: s.totals["completed"] >= n)
         assert stats.totals["claimed"] == stats.totals["completed"] == settings.prefill
@@ -209,23 +243,50 @@ def test_nowait_and_batch_claims_finish_every_job_exactly_once(dsn, demo_spec):
         else:
             assert stats.totals["claims"] <= 30  # five jobs per claim, the tail fewer
         with psycopg.connect(dsn) as conn:
-            assert conn.execute("SELECT count(*) FROM queuetop_demo.jobs "
-                                "WHERE status <> 'done' OR attempts <> 1").fetchone()[0] == 0
+            assert (
+                conn.execute(
+                    "SELECT count(*) FROM queuetop_demo.jobs "
+                    "WHERE status <> 'done' OR attempts <> 1"
+                ).fetchone()[0]
+                == 0
+            )
             conn.execute("DELETE FROM queuetop_demo.jobs")
 
 
 def test_the_load_generator_runs_without_the_ui_toolkit():
-    code = ("import sys, dashboard.loadgen, dashboard.cli; "
-            "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]")
+    code = (
+        "import sys, dashboard.loadgen, dashboard.cli; "
+        "assert not [m for m in sys.modules if m.startswith(('textual', 'plotext'))]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_ctrl_c_stops_queuetop_load_with_a_summary_and_no_workers_left(dsn, demo_spec):
-    cmd = [sys.executable, "-m", "dashboard", "load", "--dsn", dsn, "--workers", "2",
-           "--duration", "60", "--rate", "50", "--work-ms", "20", "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    cmd = [
+        sys.executable,
+        "-m",
+        "dashboard",
+        "load",
+        "--dsn",
+        dsn,
+        "--workers",
+        "2",
+        "--duration",
+        "60",
+        "--rate",
+        "50",
+        "--work-ms",
+        "20",
+        "--json",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         wait_until(lambda: worker_sessions(dsn) == 2, timeout=30)
         wait_until(lambda: by_state(dsn).get("done", 0) > 0, timeout=10)
@@ -253,8 +314,9 @@ def test_controller_knobs_act_on_a_running_generator(dsn, demo_spec):
         wait_until(lambda: gen.stats().crashed == 1 and gen.stats().live_workers == 2, timeout=30)
         assert {w.k for w in gen.stats().workers} - first  # the replacement has a new K
         gen.remove_worker()
-        wait_until(lambda: gen.stats().live_workers == 1 and len(gen.stats().workers) == 1,
-                   timeout=30)
+        wait_until(
+            lambda: gen.stats().live_workers == 1 and len(gen.stats().workers) == 1, timeout=30
+        )
         gen.pause_producer()
         wait_until(lambda: gen.stats().producer_paused, timeout=5)
         enqueued = gen.stats().enqueued
@@ -269,8 +331,11 @@ def test_controller_knobs_act_on_a_running_generator(dsn, demo_spec):
 
 def test_a_heartbeat_keeps_long_jobs_from_being_rescued(dsn, demo_spec):
     settings = LoadSettings(workers=2, prefill=4, work_ms=1200, lease_s=0.6)
-    stats = run_until(LoadGenerator(dsn, demo_spec, settings, rescue=TableAudit()),
-                      lambda s: s.totals["completed"] >= 4, timeout=30)
+    stats = run_until(
+        LoadGenerator(dsn, demo_spec, settings, rescue=TableAudit()),
+        lambda s: s.totals["completed"] >= 4,
+        timeout=30,
+    )
     assert stats.totals["renewals"] >= 4 and stats.totals["fenced"] == 0
     assert stats.rescue and stats.rescued == 0
     assert stats.totals["claimed"] == 4 and stats.double_claims == 0

@@ -7,8 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from dashboard import config, db, schema
+from dashboard import config, db
 from dashboard.loadgen import LoadGenerator, LoadSettings
+from dashboard.setup import schema
 from tests.helpers import wait_until
 
 
@@ -22,14 +23,19 @@ def demo_spec(dsn):
 
 def backend_pids(dsn) -> dict[str, int]:
     with psycopg.connect(dsn) as conn:
-        return dict(conn.execute("SELECT application_name, pid FROM pg_stat_activity "
-                                 "WHERE application_name LIKE 'queuetop-worker-%'").fetchall())
+        return dict(
+            conn.execute(
+                "SELECT application_name, pid FROM pg_stat_activity "
+                "WHERE application_name LIKE 'queuetop-worker-%'"
+            ).fetchall()
+        )
 
 
 def job_row(dsn, job_id) -> tuple:
     with psycopg.connect(dsn) as conn:
-        return conn.execute("SELECT status, worker FROM queuetop_demo.jobs WHERE id = %s",
-                            (job_id,)).fetchone()
+        return conn.execute(
+            "SELECT status, worker FROM queuetop_demo.jobs WHERE id = %s", (job_id,)
+        ).fetchone()
 
 
 def test_workers_report_their_backend_pid_beside_their_os_pid(dsn, demo_spec):
@@ -50,8 +56,13 @@ def test_a_crash_names_its_session_its_jobs_and_the_knob_or_the_rate(dsn, demo_s
         gen.crash_worker(newest.k)
         wait_until(lambda: gen.stats().crashes, timeout=30)
         [knob] = gen.stats().crashes
-        assert (knob.n, knob.k, knob.session, knob.by_knob, knob.committed) == \
-            (1, newest.k, newest.session, True, True)
+        assert (knob.n, knob.k, knob.session, knob.by_knob, knob.committed) == (
+            1,
+            newest.k,
+            newest.session,
+            True,
+            True,
+        )
         [job_id] = knob.jobs
         # the job it held stays running under its name: the stale lease `!` made
         assert job_row(dsn, job_id) == ("running", newest.session)

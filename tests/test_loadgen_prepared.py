@@ -6,9 +6,10 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from dashboard import config, db, schema
+from dashboard import config, db
 from dashboard.loadgen.prepared import Statement, bind_fixed
 from dashboard.loadgen.strategies import build
+from dashboard.setup import schema
 
 
 @pytest.fixture
@@ -23,8 +24,12 @@ def test_fixed_values_become_quoted_literals_and_varying_ones_parameters():
     def literal(value):
         return b"'" + str(value).replace("'", "''").encode() + b"'"
 
-    query, names = bind_fixed(b"SELECT %(a)s, %(v)s, %(b)s, %(v)s, 100 %% 7, %(w)s",
-                              {"a": "it's", "b": 3}, ("w", "v", "unused"), literal)
+    query, names = bind_fixed(
+        b"SELECT %(a)s, %(v)s, %(b)s, %(v)s, 100 %% 7, %(w)s",
+        {"a": "it's", "b": 3},
+        ("w", "v", "unused"),
+        literal,
+    )
     assert query == b"SELECT 'it''s', $1, '3', $1, 100 % 7, $2"
     assert names == ["v", "w"]
     with pytest.raises(ValueError, match="no value for"):
@@ -36,8 +41,9 @@ def test_the_claim_is_planned_once_with_the_ready_state_as_a_literal(dsn, demo_s
     with `status = $1` the server would re-plan every claim."""
     queue_sql = build(demo_spec)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("INSERT INTO queuetop_demo.jobs (payload) "
-                     "SELECT 'x' FROM generate_series(1, 2000)")
+        conn.execute(
+            "INSERT INTO queuetop_demo.jobs (payload) SELECT 'x' FROM generate_series(1, 2000)"
+        )
         conn.execute("ANALYZE queuetop_demo.jobs")
         fixed = {**queue_sql.values, "worker": "w", "lease_s": 30.0, "batch": 1}
         claim = Statement(conn, "t_claim", queue_sql.claims["skip-locked"].as_bytes(conn), fixed)
@@ -59,17 +65,23 @@ def test_a_statement_loads_rows_like_a_cursor(dsn):
 
 def test_a_statement_raises_what_psycopg_raises(dsn, demo_spec):
     queue_sql = build(demo_spec)
-    with psycopg.connect(dsn, autocommit=True) as holder, \
-            psycopg.connect(dsn, autocommit=True) as conn:
+    with (
+        psycopg.connect(dsn, autocommit=True) as holder,
+        psycopg.connect(dsn, autocommit=True) as conn,
+    ):
         holder.execute("INSERT INTO queuetop_demo.jobs (payload) VALUES ('x')")
-        nowait = Statement(conn, "t_nowait", queue_sql.claims["nowait"].as_bytes(conn),
-                           {**queue_sql.values, "worker": "w", "lease_s": 30.0, "batch": 1})
+        nowait = Statement(
+            conn,
+            "t_nowait",
+            queue_sql.claims["nowait"].as_bytes(conn),
+            {**queue_sql.values, "worker": "w", "lease_s": 30.0, "batch": 1},
+        )
         with holder.transaction():
             holder.execute("SELECT * FROM queuetop_demo.jobs FOR UPDATE")
             with pytest.raises(errors.LockNotAvailable):
                 nowait.run()
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        (job, token), = nowait.run()  # the session is still usable
+        ((job, token),) = nowait.run()  # the session is still usable
         assert token is not None and job is not None
         with pytest.raises(errors.UndefinedTable):
             Statement(conn, "t_missing_table", b"SELECT * FROM no_such_table", {}).run()

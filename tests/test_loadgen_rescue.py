@@ -19,12 +19,16 @@ from dashboard.loadgen.strategies import build
 
 STALE_WORKER = "queuetop-worker-7"  # a worker that died before the run
 # running jobs whose lease expired a minute ago: (lease token, attempts)
-SEED = "INSERT INTO {table} (status, worker, lease_token, attempts, leased_until, started_at) " \
-       "SELECT 'running', %s, 3, a, now() - interval '1 minute', now() - interval '2 minutes' " \
-       "FROM unnest(%s::int[]) AS a RETURNING id"
+SEED = (
+    "INSERT INTO {table} (status, worker, lease_token, attempts, leased_until, started_at) "
+    "SELECT 'running', %s, 3, a, now() - interval '1 minute', now() - interval '2 minutes' "
+    "FROM unnest(%s::int[]) AS a RETURNING id"
+)
 STATE = "SELECT id, status, worker, lease_token FROM {table} ORDER BY id"
-AUDIT = "SELECT target, action, from_state, to_state, outcome, detail, db_user " \
-        "FROM queuetop.audit_log ORDER BY audit_id"
+AUDIT = (
+    "SELECT target, action, from_state, to_state, outcome, detail, db_user "
+    "FROM queuetop.audit_log ORDER BY audit_id"
+)
 
 
 def seed(dsn: str, attempts: list[int], table: str = "queuetop_demo.jobs") -> list[int]:
@@ -83,10 +87,14 @@ def test_a_rescue_commits_with_its_audit_rows_or_not_at_all(dsn):
     before = state(dsn)
     queue_sql = build(spec)
     with psycopg.connect(dsn, autocommit=True) as admin:  # the audit insert fails
-        admin.execute("CREATE FUNCTION queuetop.refuse() RETURNS trigger LANGUAGE plpgsql AS "
-                      "$$BEGIN RAISE EXCEPTION 'audit refused'; END$$")
-        admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON queuetop.audit_log "
-                      "FOR EACH STATEMENT EXECUTE FUNCTION queuetop.refuse()")
+        admin.execute(
+            "CREATE FUNCTION queuetop.refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$BEGIN RAISE EXCEPTION 'audit refused'; END$$"
+        )
+        admin.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON queuetop.audit_log "
+            "FOR EACH STATEMENT EXECUTE FUNCTION queuetop.refuse()"
+        )
     with rescuer_session(dsn) as conn:
         with pytest.raises(psycopg.errors.RaiseException):
             rescue_expired(conn, queue_sql, str(spec.table), TableAudit(), 30.0)
@@ -99,7 +107,8 @@ def test_a_rescue_commits_with_its_audit_rows_or_not_at_all(dsn):
     with psycopg.connect(dsn) as conn:  # written by one transaction: the same xmin
         same_tx = conn.execute(
             "SELECT j.id, j.xmin::text = a.xmin::text, j.status FROM queuetop_demo.jobs AS j "
-            "JOIN queuetop.audit_log AS a ON a.target = j.id::text ORDER BY j.id").fetchall()
+            "JOIN queuetop.audit_log AS a ON a.target = j.id::text ORDER BY j.id"
+        ).fetchall()
     assert same_tx == [(i, True, "ready") for i in ids]
 
 
@@ -108,14 +117,19 @@ def test_the_generator_reports_a_failed_rescue_and_changes_nothing(dsn):
     seed(dsn, [1, 1])
     before = state(dsn)
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute("CREATE FUNCTION queuetop.refuse() RETURNS trigger LANGUAGE plpgsql AS "
-                      "$$BEGIN RAISE EXCEPTION 'audit refused'; END$$")
-        admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON queuetop.audit_log "
-                      "FOR EACH STATEMENT EXECUTE FUNCTION queuetop.refuse()")
-    with LoadGenerator(dsn, spec, LoadSettings(workers=1, lease_s=0.5),
-                       rescue=TableAudit()) as gen:
-        wait_until(lambda: any(e.startswith("rescuer: audit refused") for e in gen.stats().errors),
-                   timeout=30)
+        admin.execute(
+            "CREATE FUNCTION queuetop.refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$BEGIN RAISE EXCEPTION 'audit refused'; END$$"
+        )
+        admin.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON queuetop.audit_log "
+            "FOR EACH STATEMENT EXECUTE FUNCTION queuetop.refuse()"
+        )
+    with LoadGenerator(dsn, spec, LoadSettings(workers=1, lease_s=0.5), rescue=TableAudit()) as gen:
+        wait_until(
+            lambda: any(e.startswith("rescuer: audit refused") for e in gen.stats().errors),
+            timeout=30,
+        )
     assert gen.stats().rescued == 0
     assert state(dsn) == before and audit_rows(dsn) == []
 
@@ -127,8 +141,11 @@ def test_the_guard_changes_only_jobs_still_as_observed_and_still_expired(dsn, co
     holder = connect()  # a worker that holds one expired row locked right now
     holder.execute("SELECT 1 FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (held,))
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("UPDATE queuetop_demo.jobs SET leased_until = now() + interval '1 minute' "
-                     "WHERE id = %s", (renewed,))  # its worker renewed the lease meanwhile
+        conn.execute(
+            "UPDATE queuetop_demo.jobs SET leased_until = now() + interval '1 minute' "
+            "WHERE id = %s",
+            (renewed,),
+        )  # its worker renewed the lease meanwhile
         params = queue_sql.params(stale_after_s=30.0)
         exact = {**params, "ids": [str(renewed)], "workers": [STALE_WORKER], "tokens": ["3"]}
         assert conn.execute(queue_sql.rescue, exact).fetchall() == []  # no longer expired
@@ -171,13 +188,16 @@ max_attempts = 3
 
 
 def test_rescue_refuses_to_start_without_an_audit_trail_and_takes_an_audit_file(
-        dsn, tmp_path, capsys):
+    dsn, tmp_path, capsys
+):
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE SCHEMA app")
-        conn.execute("CREATE TABLE app.jobs (id bigint GENERATED BY DEFAULT AS IDENTITY "
-                     "PRIMARY KEY, status text NOT NULL DEFAULT 'ready', attempts int NOT NULL "
-                     "DEFAULT 0, worker text, lease_token bigint NOT NULL DEFAULT 0, "
-                     "leased_until timestamptz, started_at timestamptz)")
+        conn.execute(
+            "CREATE TABLE app.jobs (id bigint GENERATED BY DEFAULT AS IDENTITY "
+            "PRIMARY KEY, status text NOT NULL DEFAULT 'ready', attempts int NOT NULL "
+            "DEFAULT 0, worker text, lease_token bigint NOT NULL DEFAULT 0, "
+            "leased_until timestamptz, started_at timestamptz)"
+        )
     ids = seed(dsn, [1, 1], table="app.jobs")
     before = state(dsn, "app.jobs")
     spec = tmp_path / "queue.toml"

@@ -79,25 +79,68 @@ def test_work_time_is_spread_around_its_mean():
 
 def test_summary_keys_and_the_rescue_count_in_the_live_line_and_summary():
     snap = LoadSnapshot(
-        running=False, strategy="nowait", hold_tx=False, batch=1, work_ms=1.0, target_workers=2,
-        live_workers=0, producer_paused=False, rate=0.0, elapsed_s=2.0,
-        totals={k: 4 for k in ("claimed", "completed", "failed", "dead", "lock_waits",
-                               "lock_errors", "empty_claims")},
-        crashed=1, double_claims=0, enqueued=4, rescued=0, claims_per_s=0, completions_per_s=0,
-        latency=Latency(1.0, 2.0, 3.0))
+        running=False,
+        strategy="nowait",
+        hold_tx=False,
+        batch=1,
+        work_ms=1.0,
+        target_workers=2,
+        live_workers=0,
+        producer_paused=False,
+        rate=0.0,
+        elapsed_s=2.0,
+        totals={
+            k: 4
+            for k in (
+                "claimed",
+                "completed",
+                "failed",
+                "dead",
+                "lock_waits",
+                "lock_errors",
+                "empty_claims",
+            )
+        },
+        crashed=1,
+        double_claims=0,
+        enqueued=4,
+        rescued=0,
+        claims_per_s=0,
+        completions_per_s=0,
+        latency=Latency(1.0, 2.0, 3.0),
+    )
     doc = summary(snap, "nowait", 2)
-    assert list(doc) == ["strategy", "workers", "duration_s", "claimed", "completed", "failed",
-                         "dead", "crashed", "rescue", "rescued", "claims_per_s",
-                         "completions_per_s", "claim_latency_ms", "lock_waits", "lock_errors",
-                         "empty_claims", "double_claims"]
-    assert doc["claims_per_s"] == 2.0 and doc["claim_latency_ms"] == {"p50": 1.0, "p95": 2.0,
-                                                                      "p99": 3.0}
+    assert list(doc) == [
+        "strategy",
+        "workers",
+        "duration_s",
+        "claimed",
+        "completed",
+        "failed",
+        "dead",
+        "crashed",
+        "rescue",
+        "rescued",
+        "claims_per_s",
+        "completions_per_s",
+        "claim_latency_ms",
+        "lock_waits",
+        "lock_errors",
+        "empty_claims",
+        "double_claims",
+    ]
+    assert doc["claims_per_s"] == 2.0 and doc["claim_latency_ms"] == {
+        "p50": 1.0,
+        "p95": 2.0,
+        "p99": 3.0,
+    }
     assert doc["rescue"] is False and doc["rescued"] == 0
     assert "rescue off" in live_line(snap) and "rescue off" in summary_text(doc)
     rescuing = dataclasses.replace(snap, rescue=True, rescued=23)
     assert "rescued 23" in live_line(rescuing)
     assert "rescued 23 (expired leases requeued, audited)" in summary_text(
-        summary(rescuing, "nowait", 2))
+        summary(rescuing, "nowait", 2)
+    )
 
 
 def test_settings_refuse_nonsense():

@@ -12,14 +12,15 @@ import psycopg
 import pytest
 
 import queries
-from dashboard import config, db, schema
+from dashboard import config, db
 from dashboard.cli import main
 from dashboard.models import QueueSpec
 from dashboard.monitor import Monitor
 from dashboard.monitor import counts as counting
 from dashboard.monitor.budget import PACE_FLOOR_S, SHARE
 from dashboard.monitor.plan import plan_counts
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
+from dashboard.setup import schema
 from tests.helpers import is_waiting_on_lock, wait_until
 
 SCANS = """SELECT seq_scan FROM pg_stat_user_tables
@@ -32,7 +33,8 @@ def fill(conn: psycopg.Connection, rows: int, *, indexes: bool = True) -> None:
     schema.init_demo(conn)
     if not indexes:
         conn.execute("DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx")
-    conn.execute("""
+    conn.execute(
+        """
         INSERT INTO queuetop_demo.jobs (status, created_at, started_at, worker, leased_until)
         SELECT s, now() - interval '1 minute', now() - interval '1 minute', 'w-' || g,
                CASE WHEN s = 'running' THEN now() + CASE WHEN g = 1001 THEN interval '-1 minute'
@@ -42,13 +44,16 @@ def fill(conn: psycopg.Connection, rows: int, *, indexes: bool = True) -> None:
                                         WHEN g %% 1000 = 1 THEN 'running'
                                         WHEN g %% 1000 < 32 THEN 'failed'
                                         WHEN g %% 1000 < 37 THEN 'dead'
-                                        ELSE 'done' END AS s) AS x""", (rows,))
+                                        ELSE 'done' END AS s) AS x""",
+        (rows,),
+    )
     conn.execute("VACUUM ANALYZE queuetop_demo.jobs")
 
 
 def truth(conn: psycopg.Connection) -> dict[str, int]:
-    return dict(conn.execute("SELECT status, count(*) FROM queuetop_demo.jobs "
-                             "GROUP BY 1").fetchall())
+    return dict(
+        conn.execute("SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY 1").fetchall()
+    )
 
 
 def demo_spec(conn: psycopg.Connection, limit: int | None = None) -> QueueSpec:
@@ -64,14 +69,18 @@ def nodes(plan: dict) -> list[dict]:
 
 def table_reads(plan: dict) -> list[str]:
     """How the plan reads the queue table: 'Seq Scan', or the name of each index."""
-    return sorted(n["Index Name"] if "Index Name" in n else n["Node Type"]
-                  for n in nodes(plan) if n.get("Relation Name") == "jobs"
-                  or ("Index Name" in n and n["Node Type"] != "Bitmap Heap Scan"))
+    return sorted(
+        n["Index Name"] if "Index Name" in n else n["Node Type"]
+        for n in nodes(plan)
+        if n.get("Relation Name") == "jobs"
+        or ("Index Name" in n and n["Node Type"] != "Bitmap Heap Scan")
+    )
 
 
 def explain(conn: psycopg.Connection, stmt, params) -> dict:
-    return conn.execute(queries.get("monitor/explain", statement=stmt),
-                        params).fetchone()[0][0]["Plan"]
+    return conn.execute(queries.get("monitor/explain", statement=stmt), params).fetchone()[0][0][
+        "Plan"
+    ]
 
 
 def test_each_active_value_is_counted_through_its_partial_index(dsn, connect):
@@ -87,8 +96,7 @@ def test_each_active_value_is_counted_through_its_partial_index(dsn, connect):
         snap = Monitor(spec, 1.0).poll(mon)
     # one branch per value: ready through jobs_ready_idx, running through jobs_running_idx
     # (a bitmap read names its index in its child node), and no pass over the table
-    assert [r for r in reads if r != "Bitmap Heap Scan"] == ["jobs_ready_idx",
-                                                             "jobs_running_idx"]
+    assert [r for r in reads if r != "Bitmap Heap Scan"] == ["jobs_ready_idx", "jobs_running_idx"]
     assert snap.count_mode == "index"
     real = truth(setup)
     assert (snap.counts["ready"], snap.counts["running"]) == (real["ready"], real["running"])
@@ -118,8 +126,7 @@ def test_primary_key_only_table_is_read_once_per_poll(dsn, connect):
     assert [lease.worker for lease in snap.stale_leases] == ["w-1001"]
 
 
-def test_estimates_above_the_limit_are_marked_and_exact_on_demand(dsn, connect, tmp_path,
-                                                                  capsys):
+def test_estimates_above_the_limit_are_marked_and_exact_on_demand(dsn, connect, tmp_path, capsys):
     setup = connect(autocommit=True)
     fill(setup, 5000)
     real = truth(setup)
@@ -139,8 +146,7 @@ def test_estimates_above_the_limit_are_marked_and_exact_on_demand(dsn, connect, 
     text = resources.files("dashboard").joinpath("presets", "demo.toml").read_text()
     spec_file.write_text(text + "exact_count_limit = 1000\n")
     for flags, marked in (([], ["done", "failed", "dead"]), (["--exact"], [])):
-        assert main(["snapshot", "--dsn", dsn, "--queue", str(spec_file), "--json",
-                     *flags]) == 0
+        assert main(["snapshot", "--dsn", dsn, "--queue", str(spec_file), "--json", *flags]) == 0
         data = json.loads(capsys.readouterr().out)
         assert data["estimated"] == marked
         if not marked:
@@ -150,15 +156,18 @@ def test_estimates_above_the_limit_are_marked_and_exact_on_demand(dsn, connect, 
 def test_rare_status_above_the_limit_is_not_zero(dsn, connect):
     setup = connect(autocommit=True)
     fill(setup, 20_000)
-    setup.execute("UPDATE queuetop_demo.jobs SET status = 'failed' WHERE status = 'dead' "
-                  "AND NOT (id % 1000 = 32 AND id < 5000)")  # 5 dead jobs left
+    setup.execute(
+        "UPDATE queuetop_demo.jobs SET status = 'failed' WHERE status = 'dead' "
+        "AND NOT (id % 1000 = 32 AND id < 5000)"
+    )  # 5 dead jobs left
     # statistics that list the common values only (as on a column of many values, or a
     # value the sample missed): the rare one is not among them, yet it has rows
     setup.execute("ALTER TABLE queuetop_demo.jobs ALTER COLUMN status SET STATISTICS 1")
     setup.execute("VACUUM ANALYZE queuetop_demo.jobs")
-    common = setup.execute("SELECT most_common_vals::text FROM pg_stats WHERE schemaname = "
-                           "'queuetop_demo' AND tablename = 'jobs' AND attname = 'status'"
-                           ).fetchone()[0]
+    common = setup.execute(
+        "SELECT most_common_vals::text FROM pg_stats WHERE schemaname = "
+        "'queuetop_demo' AND tablename = 'jobs' AND attname = 'status'"
+    ).fetchone()[0]
     assert "dead" not in common
     real = truth(setup)
     assert real["dead"] == 5
@@ -168,7 +177,8 @@ def test_rare_status_above_the_limit_is_not_zero(dsn, connect):
     assert snap.counts["dead"] > 0  # its share of what the statistics leave unlisted
     finished = ("done", "failed", "dead")
     assert sum(snap.counts[r] for r in finished) == pytest.approx(
-        sum(real[r] for r in finished), rel=0.05)
+        sum(real[r] for r in finished), rel=0.05
+    )
 
     # with a partial index of its own, a rare value is counted exactly, not estimated
     setup.execute("ALTER TABLE queuetop_demo.jobs ALTER COLUMN status SET STATISTICS -1")
@@ -196,8 +206,9 @@ def test_table_locked_by_another_session_degrades_only_its_sections(dsn, connect
         locker = connect(application_name="migration")
         locker.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS EXCLUSIVE MODE")
         reader = connect(application_name="reader")
-        read = background(lambda: reader.execute("SELECT count(*) FROM queuetop_demo.jobs"
-                                                 ).fetchone())
+        read = background(
+            lambda: reader.execute("SELECT count(*) FROM queuetop_demo.jobs").fetchone()
+        )
         wait_until(lambda: is_waiting_on_lock(setup, reader.info.backend_pid))
         blocked = all_due(monitor).poll(mon)
         # a fresh monitor (no plan yet, nothing to carry) degrades the same way
@@ -209,11 +220,15 @@ def test_table_locked_by_another_session_degrades_only_its_sections(dsn, connect
     for snap in (blocked, fresh):
         sections = {s.name: s for s in snap.sections}
         assert blocker in sections["counts"].error
-        assert all(sections[n].error is None and sections[n].age_s is not None
-                   for n in ("locks", "waits", "idle"))
+        assert all(
+            sections[n].error is None and sections[n].age_s is not None
+            for n in ("locks", "waits", "idle")
+        )
         # read on this poll: the locker's lock and the session queued behind it
-        assert any(lk.pid == locker.info.backend_pid and lk.mode == "AccessExclusiveLock"
-                   for lk in snap.locks)
+        assert any(
+            lk.pid == locker.info.backend_pid and lk.mode == "AccessExclusiveLock"
+            for lk in snap.locks
+        )
         assert reader.info.backend_pid in {w.pid for w in snap.waiting}
     assert blocked.by_status == first.by_status  # the last counts, carried with their age
     assert {s.name: s for s in after.sections}["counts"].error is None
@@ -229,8 +244,7 @@ def test_costly_section_is_read_less_often_and_carries_its_age(dsn, connect):
         first = monitor.poll(mon)
         scan = {s.name: s for s in first.sections}["scan"]
         assert scan.cost_ms / 1000 > PACE_FLOOR_S  # a read worth pacing
-        assert scan.every_s == pytest.approx(max(interval, scan.cost_ms / 1000 / SHARE),
-                                             rel=0.01)
+        assert scan.every_s == pytest.approx(max(interval, scan.cost_ms / 1000 / SHARE), rel=0.01)
         assert scan.every_s > interval
         now[0] += interval
         second = monitor.poll(mon)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import queries
-from dashboard import config, db, monitor, schema
+from dashboard import config, db, monitor
+from dashboard.setup import schema
 from tests import seeds
 from tests.helpers import wait_until
 
@@ -57,11 +58,13 @@ def test_collect_takes_only_access_share_locks(seed, dsn, connect, background):
 
 def test_monitoring_connection_is_read_only_named_and_timed(dsn):
     mon = db.connect_monitor(dsn, timeout_ms=1500)
-    settings = dict(mon.execute(
-        """SELECT name, setting FROM pg_settings WHERE name IN
+    settings = dict(
+        mon.execute(
+            """SELECT name, setting FROM pg_settings WHERE name IN
            ('statement_timeout', 'lock_timeout', 'default_transaction_read_only',
             'application_name')"""
-    ).fetchall())
+        ).fetchall()
+    )
     assert settings == {
         "statement_timeout": "1500",
         "lock_timeout": "750",

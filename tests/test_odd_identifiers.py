@@ -11,8 +11,13 @@ from dashboard.cli import main
 
 SCHEMA = 'we"ird; schema'
 TABLE = 'my "jobs"; DROP TABLE canary; --'
-COLS = {"id": "job id", "status": 'st"at;us', "started_at": "started at; --",
-        "worker": "wor'ker", "lease_token": 'tok"en'}
+COLS = {
+    "id": "job id",
+    "status": 'st"at;us',
+    "started_at": "started at; --",
+    "worker": "wor'ker",
+    "lease_token": 'tok"en',
+}
 
 SPEC_TOML = """
 [queue]
@@ -36,16 +41,20 @@ def make_table(conn) -> None:
     c = {k: sql.Identifier(v) for k, v in COLS.items()}
     conn.execute("CREATE TABLE canary (x int)")
     conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(SCHEMA)))
-    conn.execute(sql.SQL(
-        "CREATE TABLE {t} ({id} serial PRIMARY KEY, {status} text NOT NULL, "
-        "{started_at} timestamptz, {worker} text, {lease_token} int NOT NULL DEFAULT 0)"
-    ).format(t=t, **c))
+    conn.execute(
+        sql.SQL(
+            "CREATE TABLE {t} ({id} serial PRIMARY KEY, {status} text NOT NULL, "
+            "{started_at} timestamptz, {worker} text, {lease_token} int NOT NULL DEFAULT 0)"
+        ).format(t=t, **c)
+    )
     insert = sql.SQL("INSERT INTO {t} ({status}, {started_at}, {worker}) VALUES (%s, %s, %s)")
     insert = insert.format(t=t, **c)
     conn.execute(insert, ("it's ready", None, None))
     conn.execute(insert, ("it's ready", None, None))
-    running = sql.SQL("INSERT INTO {t} ({status}, {started_at}, {worker}, {lease_token}) "
-                      "VALUES ('run\"ning', now() - interval '1 hour', 'w;1', 3)")
+    running = sql.SQL(
+        "INSERT INTO {t} ({status}, {started_at}, {worker}, {lease_token}) "
+        "VALUES ('run\"ning', now() - interval '1 hour', 'w;1', 3)"
+    )
     conn.execute(running.format(t=t, **c))
     conn.execute(insert, ("done; DROP TABLE canary", None, None))
 
@@ -73,8 +82,11 @@ def test_snapshot_of_oddly_named_table(dsn, connect, tmp_path, capsys):
 
 def test_table_flag_parses_quoted_names(dsn, connect):
     make_table(connect(autocommit=True))
-    spec = config.build_spec(table='"we""ird; schema"."my ""jobs""; DROP TABLE canary; --"',
-                             id_column="job id", status_column='st"at;us')
+    spec = config.build_spec(
+        table='"we""ird; schema"."my ""jobs""; DROP TABLE canary; --"',
+        id_column="job id",
+        status_column='st"at;us',
+    )
     with db.connect_monitor(dsn) as mon:
         spec = config.validate(mon, spec)
         assert spec.table.schema == SCHEMA and spec.table.name == TABLE

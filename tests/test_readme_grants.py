@@ -35,8 +35,11 @@ def as_statements(block: str, names: dict[str, str]) -> list[str]:
 
 @pytest.fixture
 def roles(dsn):
-    names = {"queuetop_watch": f"qt_rw_{os.getpid()}", "queuetop_act": f"qt_ra_{os.getpid()}",
-             "other": f"qt_ro_{os.getpid()}"}  # a role of the application, no superuser
+    names = {
+        "queuetop_watch": f"qt_rw_{os.getpid()}",
+        "queuetop_act": f"qt_ra_{os.getpid()}",
+        "other": f"qt_ro_{os.getpid()}",
+    }  # a role of the application, no superuser
     setup_demo(dsn, jobs=3)
     with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(names["other"])))
@@ -46,10 +49,10 @@ def roles(dsn):
     yield {k: (v, conninfo.make_conninfo(dsn, user=v)) for k, v in names.items()}
     with psycopg.connect(dsn, autocommit=True) as admin:
         for role in reversed(names.values()):
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                          "WHERE usename = %s", (role,))
-            admin.execute(sql.SQL("DROP OWNED BY {0}; DROP ROLE {0}").format(
-                sql.Identifier(role)))
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            admin.execute(sql.SQL("DROP OWNED BY {0}; DROP ROLE {0}").format(sql.Identifier(role)))
 
 
 def test_the_readme_has_both_blocks():
@@ -85,7 +88,8 @@ def test_acting_grants_are_enough(roles, dsn, connect, capsys):
     other.close()
     capsys.readouterr()
     with psycopg.connect(dsn) as conn:
-        audited = conn.execute("SELECT action, db_user FROM queuetop.audit_log "
-                               "ORDER BY audit_id").fetchall()
+        audited = conn.execute(
+            "SELECT action, db_user FROM queuetop.audit_log ORDER BY audit_id"
+        ).fetchall()
     role = roles["queuetop_act"][0]
     assert audited == [("requeue", role), ("dead-letter", role), ("terminate", role)]

@@ -30,20 +30,28 @@ def test_retry_moves_the_row_back_as_ready_with_its_token_advanced(demo):
     job_id, token = _moved(spec, worker, action)
     seen, missing = observe_dead(action, spec, [str(job_id), "777"])
     assert [s.id for s in seen] == [str(job_id)] and [(m.id, m.reason) for m in missing] == [
-        ("777", "not found")]
+        ("777", "not found")
+    ]
     result = retry_dead(action, spec, seen, audit=TableAudit(), reason="fixed the parser")
     assert result.changed == (str(job_id),) and not result.skipped
     assert result.detail["new_lease_tokens"] == {str(job_id): str(token + 1)}
     back = job(worker, job_id)
-    assert (back["status"], back["worker"], back["leased_until"], back["lease_token"],
-            back["attempts"]) == ("ready", None, None, token + 1, 1)
+    assert (
+        back["status"],
+        back["worker"],
+        back["leased_until"],
+        back["lease_token"],
+        back["attempts"],
+    ) == ("ready", None, None, token + 1, 1)
     assert worker.execute("SELECT count(*) FROM queuetop_demo.jobs_dead").fetchone()[0] == 0
-    payload = worker.execute("SELECT payload FROM queuetop_demo.jobs WHERE id = %s",
-                             (job_id,)).fetchone()[0]
+    payload = worker.execute(
+        "SELECT payload FROM queuetop_demo.jobs WHERE id = %s", (job_id,)
+    ).fetchone()[0]
     assert payload == f"job {job_id}"  # every column came back
     rows = [r for r in audit_rows(worker) if r["action"] == "retry-dead"]
     assert [(r["target"], r["outcome"], r["to_state"], r["reason"]) for r in rows] == [
-        (str(job_id), "changed", "ready", "fixed the parser")]
+        (str(job_id), "changed", "ready", "fixed the parser")
+    ]
     assert rows[0]["from_state"]["table"] == "queuetop_demo.jobs_dead"
     # the same observation again: it is back in the queue already
     again = retry_dead(action, spec, seen, audit=TableAudit())
@@ -78,7 +86,9 @@ def test_acting_on_a_moved_job_says_already_dead_lettered(demo):
     job_id, _ = _moved(spec, worker, action)
     seen, missing = observe_jobs(action, spec, [str(job_id), "999"])
     assert seen == [] and [(m.id, m.reason) for m in missing] == [
-        (str(job_id), "already dead-lettered"), ("999", "not found")]
+        (str(job_id), "already dead-lettered"),
+        ("999", "not found"),
+    ]
     # observed before the move, acted on after it
     other, _ = claim(worker, "worker-2")
     expire(worker, other)
@@ -102,8 +112,12 @@ def test_retry_dead_command(dsn, demo, capsys):
     code = main(["retry-dead", str(job_id), "4242", "--json", "--dsn", dsn])
     out = capsys.readouterr().out
     assert code == 1
-    assert json.loads(out) == {"action": "retry-dead", "dry_run": False, "changed": [job_id],
-                               "skipped": [{"id": 4242, "reason": "not found"}]}
+    assert json.loads(out) == {
+        "action": "retry-dead",
+        "dry_run": False,
+        "changed": [job_id],
+        "skipped": [{"id": 4242, "reason": "not found"}],
+    }
     assert job(worker, job_id)["status"] == "ready"
     code = main(["requeue", str(job_id), "--dsn", dsn])
     assert code == 1 and "already ready" in capsys.readouterr().out

@@ -31,12 +31,16 @@ def reader(dsn):
         admin.execute("INSERT INTO app.jobs (status) VALUES ('ready'), ('ready'), ('running')")
         admin.execute("ALTER TABLE app.jobs ENABLE ROW LEVEL SECURITY")
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        admin.execute(sql.SQL("GRANT USAGE ON SCHEMA app TO {0}; GRANT SELECT ON app.jobs TO {0}")
-                      .format(sql.Identifier(role)))
+        admin.execute(
+            sql.SQL("GRANT USAGE ON SCHEMA app TO {0}; GRANT SELECT ON app.jobs TO {0}").format(
+                sql.Identifier(role)
+            )
+        )
     yield conninfo.make_conninfo(dsn, user=role)
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
-                      (role,))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+        )
         admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
         admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
@@ -54,7 +58,8 @@ def test_rows_hidden_by_row_level_security_are_refused(reader, dsn, tmp_path, ca
     assert out.err.strip().splitlines() == [
         f"queuetop: error: role {conninfo.conninfo_to_dict(reader)['user']} can read no rows of "
         "app.jobs: row-level security is on and no policy grants any; connect as its owner "
-        f"(postgres, who ran the migrations), a superuser or a BYPASSRLS role"]
+        f"(postgres, who ran the migrations), a superuser or a BYPASSRLS role"
+    ]
     assert counts(capsys, dsn, spec_file)[0] == 0  # the owner reads it
     with psycopg.connect(dsn, autocommit=True) as admin:  # a policy lets the reader see rows
         admin.execute("CREATE POLICY readable ON app.jobs FOR SELECT USING (true)")

@@ -22,8 +22,8 @@ from demo_queue import claim, expire, setup_demo
 from psycopg import conninfo, sql
 from test_ui_live import until
 
-from dashboard import redact
 from dashboard.cli import main
+from dashboard.text import redact
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.widgets.status import StatusBar
 
@@ -43,12 +43,16 @@ def assert_no_password(where: str, text: str) -> None:
 def role(dsn):
     name = f"qt_secret_{os.getpid()}_{next(_roles)}"
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(
-            sql.Identifier(name), sql.Literal(PASSWORD)))
+        admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(
+                sql.Identifier(name), sql.Literal(PASSWORD)
+            )
+        )
     yield name
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                      "WHERE usename = %s", (name,))
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,)
+        )
         admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
 
 
@@ -58,8 +62,10 @@ def dsn_for(source: str, dsn: str, role: str, tmp_path, monkeypatch, port=None) 
     if port is not None:
         params["port"] = str(port)
     if source == "url":
-        return (f"postgresql://{role}:{quote(PASSWORD, safe='')}@/{params['dbname']}"
-                f"?host={quote(params['host'], safe='')}&port={params.get('port', 5432)}")
+        return (
+            f"postgresql://{role}:{quote(PASSWORD, safe='')}@/{params['dbname']}"
+            f"?host={quote(params['host'], safe='')}&port={params.get('port', 5432)}"
+        )
     if source == "key-value":
         return conninfo.make_conninfo(**params, password=PASSWORD)
     if source == "PGPASSWORD":
@@ -97,14 +103,52 @@ def test_password_appears_nowhere(source, dsn, role, tmp_path, monkeypatch, conn
     outputs = {
         "snapshot --json": ["snapshot", "--json", "--dsn", given],
         "snapshot": ["snapshot", "--dsn", given],
-        "requeue (file audit)": ["requeue", str(job_id), "--force", "--json", "--dsn", given,
-                                 "--audit-file", str(audit_file)],
-        "dead-letter (table audit)": ["dead-letter", str(job_id), "--reason", "r", "--json",
-                                      "--dsn", given],
-        "load": ["load", "--dsn", given, "--workers", "1", "--jobs", "2", "--work-ms", "0",
-                 "--duration", "60"],
-        "load --json": ["load", "--dsn", given, "--workers", "1", "--jobs", "2", "--work-ms",
-                        "0", "--duration", "60", "--json"],
+        "requeue (file audit)": [
+            "requeue",
+            str(job_id),
+            "--force",
+            "--json",
+            "--dsn",
+            given,
+            "--audit-file",
+            str(audit_file),
+        ],
+        "dead-letter (table audit)": [
+            "dead-letter",
+            str(job_id),
+            "--reason",
+            "r",
+            "--json",
+            "--dsn",
+            given,
+        ],
+        "load": [
+            "load",
+            "--dsn",
+            given,
+            "--workers",
+            "1",
+            "--jobs",
+            "2",
+            "--work-ms",
+            "0",
+            "--duration",
+            "60",
+        ],
+        "load --json": [
+            "load",
+            "--dsn",
+            given,
+            "--workers",
+            "1",
+            "--jobs",
+            "2",
+            "--work-ms",
+            "0",
+            "--duration",
+            "60",
+            "--json",
+        ],
         "error after connecting": ["snapshot", "--dsn", given, "--table", "no_such_table"],
         "connection error": ["snapshot", "--dsn", unreachable],
         "usage: option first": ["--dsn", given, "snapshot"],
@@ -116,8 +160,10 @@ def test_password_appears_nowhere(source, dsn, role, tmp_path, monkeypatch, conn
     for where, argv in outputs.items():
         codes[where], text = run(argv, capsys)
         assert_no_password(where, text)
-    assert {codes[w] for w in ("snapshot --json", "requeue (file audit)",
-                               "dead-letter (table audit)", "load")} == {0}
+    assert {
+        codes[w]
+        for w in ("snapshot --json", "requeue (file audit)", "dead-letter (table audit)", "load")
+    } == {0}
     assert {codes[w] for w in outputs if "error" in w or "usage" in w} == {2}
 
     assert_no_password("audit file", audit_file.read_text())

@@ -35,9 +35,21 @@ class ServeProcess:
         self.log = home / "serve.log"
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "dashboard", "serve", "--dsn", dsn,
-                 "--listen", f"127.0.0.1:{self.port}", *extra],
-                stdout=log, stderr=subprocess.STDOUT, env=queuetop_env(home))
+                [
+                    sys.executable,
+                    "-m",
+                    "dashboard",
+                    "serve",
+                    "--dsn",
+                    dsn,
+                    "--listen",
+                    f"127.0.0.1:{self.port}",
+                    *extra,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=queuetop_env(home),
+            )
         self.page = wait_until(self._page, timeout=60, interval=0.2)
 
     def _page(self) -> str | None:
@@ -83,8 +95,11 @@ def test_serve_answers_http_with_a_page_that_loads_nothing_from_outside(demo_db,
         page = serve.page
         assert "<title>queuetop: queuetop_demo.jobs</title>" in page
         assert f'data-session-websocket-url="ws://127.0.0.1:{serve.port}/ws"' in page
-        outside = [u for u in re.findall(r"https?://[^\"' )]+", page)
-                   if not u.startswith(("http://127.0.0.1", "http://www.w3.org/2000/svg"))]
+        outside = [
+            u
+            for u in re.findall(r"https?://[^\"' )]+", page)
+            if not u.startswith(("http://127.0.0.1", "http://www.w3.org/2000/svg"))
+        ]
         assert outside == []
         with urllib.request.urlopen(serve.url + "static/js/textual.js", timeout=10) as r:
             assert r.status == 200
@@ -101,8 +116,9 @@ def test_headless_chromium_shows_the_dashboard(demo_db, tmp_path):
     try:
         # the header: the queue, read-only, and "live" once the tab's dashboard has polled
         wanted = ["queuetop_demo.jobs", "read-only", "● live"]
-        text, state = asyncio.run(load_and_read(browser.devtools_port(), serve.url, wanted,
-                                                screenshot))
+        text, state = asyncio.run(
+            load_and_read(browser.devtools_port(), serve.url, wanted, screenshot)
+        )
         assert all(w in text for w in wanted), text[-3000:]
         assert "Queue state: rows per role" in text
         assert state["title"] == "queuetop: queuetop_demo.jobs"
@@ -116,24 +132,48 @@ def test_headless_chromium_shows_the_dashboard(demo_db, tmp_path):
 
 
 def _args(**given) -> Namespace:
-    base = dict(interval=2.0, demo=False, allow_actions=False, audit_file=None, queue=None,
-                preset=None, table=None, id_column=None, status_column=None, stale_after=None)
+    base = dict(
+        interval=2.0,
+        demo=False,
+        allow_actions=False,
+        audit_file=None,
+        queue=None,
+        preset=None,
+        table=None,
+        id_column=None,
+        status_column=None,
+        stale_after=None,
+    )
     return Namespace(**{**base, **given})
 
 
 def test_each_tab_is_read_only_unless_actions_are_allowed(tmp_path):
     assert tab_options(_args()) == ["--interval", "2", "--read-only"]
     spec = tmp_path / "q.toml"
-    options = tab_options(_args(allow_actions=True, audit_file="audit.jsonl", queue=str(spec),
-                                stale_after="5m", interval=0.5))
+    options = tab_options(
+        _args(
+            allow_actions=True,
+            audit_file="audit.jsonl",
+            queue=str(spec),
+            stale_after="5m",
+            interval=0.5,
+        )
+    )
     assert "--read-only" not in options
-    assert options == ["--interval", "0.5", "--queue", str(spec.resolve()),
-                       "--stale-after", "5m", "--audit-file", str(Path("audit.jsonl").resolve())]
+    assert options == [
+        "--interval",
+        "0.5",
+        "--queue",
+        str(spec.resolve()),
+        "--stale-after",
+        "5m",
+        "--audit-file",
+        str(Path("audit.jsonl").resolve()),
+    ]
     assert tab_options(_args(demo=True, table="ignored")) == ["--interval", "2", "--read-only"]
 
 
-def test_the_dsn_reaches_each_tab_through_the_environment_not_the_command_line(
-        demo_db, tmp_path):
+def test_the_dsn_reaches_each_tab_through_the_environment_not_the_command_line(demo_db, tmp_path):
     serve = ServeProcess(demo_db, tmp_path / "home")
     try:
         command = serve.log.read_text()
@@ -143,15 +183,19 @@ def test_the_dsn_reaches_each_tab_through_the_environment_not_the_command_line(
 
 
 def test_bad_spec_fails_in_one_line_before_serving(dsn, tmp_path):
-    result = run_cli("serve", "--dsn", dsn, "--listen", f"127.0.0.1:{free_port()}",
-                     env_home=str(tmp_path))
+    result = run_cli(
+        "serve", "--dsn", dsn, "--listen", f"127.0.0.1:{free_port()}", env_home=str(tmp_path)
+    )
     assert_one_line_error(result, "queuetop_demo.jobs not found")
 
 
-@pytest.mark.parametrize(("argv", "fragment"), [
-    (["--listen", "127.0.0.1:0"], "fixed port"),
-    (["--audit-file", "a.jsonl"], "--allow-actions"),
-])
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--listen", "127.0.0.1:0"], "fixed port"),
+        (["--audit-file", "a.jsonl"], "--allow-actions"),
+    ],
+)
 def test_serve_flag_errors(argv, fragment, tmp_path):
     result = run_cli("serve", *argv, env_home=str(tmp_path))
     assert_one_line_error(result, fragment)

@@ -10,13 +10,16 @@ from dashboard.models import TableName
 from dashboard.monitor import wait_chain
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("jobs", TableName("jobs")),
-    ("app.jobs", TableName("jobs", "app")),
-    ('"My Schema"."my.table"', TableName("my.table", "My Schema")),
-    ('"a""b".c', TableName("c", 'a"b')),
-    ('app."Jobs"', TableName("Jobs", "app")),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("jobs", TableName("jobs")),
+        ("app.jobs", TableName("jobs", "app")),
+        ('"My Schema"."my.table"', TableName("my.table", "My Schema")),
+        ('"a""b".c', TableName("c", 'a"b')),
+        ('app."Jobs"', TableName("Jobs", "app")),
+    ],
+)
 def test_parse_table_name(text, expected):
     assert config.parse_table_name(text) == expected
 
@@ -27,9 +30,17 @@ def test_parse_table_name_rejects(text):
         config.parse_table_name(text)
 
 
-@pytest.mark.parametrize("text,seconds", [
-    ("10 minutes", 600), ("30s", 30), ("1h", 3600), ("2 days", 172800), (45, 45), ("1.5m", 90),
-])
+@pytest.mark.parametrize(
+    "text,seconds",
+    [
+        ("10 minutes", 600),
+        ("30s", 30),
+        ("1h", 3600),
+        ("2 days", 172800),
+        (45, 45),
+        ("1.5m", 90),
+    ],
+)
 def test_parse_duration(text, seconds):
     assert config.parse_duration(text) == seconds
 
@@ -58,7 +69,10 @@ def test_presets_describe_the_seed_schemas():
     fila = config.load_preset("fila-documentos")
     assert fila.table == TableName("fila_documentos", "sql_semana_12")
     assert (fila.columns.id, fila.columns.attempts, fila.columns.lease_until) == (
-        "documento_id", "tentativas", "reservado_ate")
+        "documento_id",
+        "tentativas",
+        "reservado_ate",
+    )
     tarefas = config.load_preset("tarefas-demo")
     assert tarefas.columns.status == "estado" and tarefas.columns.lease_token == "versao_posse"
     node = config.load_preset("node-jobs")
@@ -66,12 +80,24 @@ def test_presets_describe_the_seed_schemas():
 
 
 def test_spec_from_dict_full():
-    spec = config.spec_from_dict({"queue": {
-        "table": "app.jobs", "id": "job_id", "status": "state", "lease_until": "until",
-        "states": {"ready": "queued", "running": ["working", "retrying"]},
-        "policy": {"stale_after": "2 minutes", "max_attempts": 4, "dead_letter": "table:app.dead",
-                   "worker_session": "pid"},
-    }}, "test")
+    spec = config.spec_from_dict(
+        {
+            "queue": {
+                "table": "app.jobs",
+                "id": "job_id",
+                "status": "state",
+                "lease_until": "until",
+                "states": {"ready": "queued", "running": ["working", "retrying"]},
+                "policy": {
+                    "stale_after": "2 minutes",
+                    "max_attempts": 4,
+                    "dead_letter": "table:app.dead",
+                    "worker_session": "pid",
+                },
+            }
+        },
+        "test",
+    )
     assert spec.columns.id == "job_id" and spec.columns.lease_until == "until"
     assert spec.values("ready") == ("queued",)
     assert spec.role_of("retrying") == "running" and spec.role_of("other") is None
@@ -80,23 +106,53 @@ def test_spec_from_dict_full():
     assert spec.policy.worker_session == "pid"
 
 
-@pytest.mark.parametrize("queue,message", [
-    ({}, "needs table"),
-    ({"table": "j", "states": {"ready": ["a"]}}, "needs ready and running"),
-    ({"table": "j", "states": {"ready": ["a"], "running": ["b"], "zombie": ["c"]}},
-     "unknown role(s) zombie"),
-    ({"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"dead_letter": "trash"}},
-     "bad dead_letter 'trash'"),
-    ({"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"max_attempts": 0}},
-     "max_attempts must be a positive integer"),
-    ({"table": "j", "id": 5, "states": {"ready": "a", "running": "b"}}, "id must be a column name"),
-    ({"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"stale_after": 0}},
-     "bad stale_after 0"),
-    ({"table": "j", "states": {"ready": "a", "running": "b"},
-      "policy": {"exact_count_limit": "lots"}}, "exact_count_limit must be a whole number"),
-    ({"table": "j", "states": {"ready": "a", "running": "b"},
-      "policy": {"exact_count_limit": -1}}, "exact_count_limit must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "queue,message",
+    [
+        ({}, "needs table"),
+        ({"table": "j", "states": {"ready": ["a"]}}, "needs ready and running"),
+        (
+            {"table": "j", "states": {"ready": ["a"], "running": ["b"], "zombie": ["c"]}},
+            "unknown role(s) zombie",
+        ),
+        (
+            {
+                "table": "j",
+                "states": {"ready": "a", "running": "b"},
+                "policy": {"dead_letter": "trash"},
+            },
+            "bad dead_letter 'trash'",
+        ),
+        (
+            {"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"max_attempts": 0}},
+            "max_attempts must be a positive integer",
+        ),
+        (
+            {"table": "j", "id": 5, "states": {"ready": "a", "running": "b"}},
+            "id must be a column name",
+        ),
+        (
+            {"table": "j", "states": {"ready": "a", "running": "b"}, "policy": {"stale_after": 0}},
+            "bad stale_after 0",
+        ),
+        (
+            {
+                "table": "j",
+                "states": {"ready": "a", "running": "b"},
+                "policy": {"exact_count_limit": "lots"},
+            },
+            "exact_count_limit must be a whole number",
+        ),
+        (
+            {
+                "table": "j",
+                "states": {"ready": "a", "running": "b"},
+                "policy": {"exact_count_limit": -1},
+            },
+            "exact_count_limit must be a whole number",
+        ),
+    ],
+)
 def test_spec_from_dict_rejects(queue, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
         config.spec_from_dict({"queue": queue}, "test")
@@ -117,10 +173,12 @@ def test_state_warnings():
     spec = config.load_preset("node-jobs")
     by_status = {"pending": 3, "archived": 1}
     assert config.state_warnings(spec, by_status) == (
-        "status value 'archived' (1 rows) is not mapped to any role in the queue spec",)
+        "status value 'archived' (1 rows) is not mapped to any role in the queue spec",
+    )
     assert config.unmatched_values(spec, by_status) == (
         "no rows in jobs with running='processing', done='done'; "
-        "if such rows should exist, check [queue.states]")
+        "if such rows should exist, check [queue.states]"
+    )
     assert config.unmatched_values(spec, {}) is None  # an empty table says nothing
 
 
@@ -131,7 +189,8 @@ def test_no_failed_or_dead_rows_is_healthy_not_a_warning():
     # rows no role claims: the spec value that matches nothing is likely the typo
     assert config.unmatched_values(spec, {"ready": 5, "done": 40, "runing": 2}) == (
         "no rows in queuetop_demo.jobs with running='running'; "
-        "if such rows should exist, check [queue.states]")
+        "if such rows should exist, check [queue.states]"
+    )
 
 
 def test_wait_chain_follows_first_blocker_to_the_root():
@@ -143,7 +202,7 @@ def test_wait_chain_follows_first_blocker_to_the_root():
 
 
 def test_one_line_drops_leading_sql_comments_and_cuts_with_ellipsis():
-    from dashboard.report import one_line
+    from dashboard.render.report import one_line
 
     query = "-- purpose: claim a job\n-- second\nSELECT  id\nFROM jobs FOR UPDATE"
     assert one_line(query, 80) == "SELECT id FROM jobs FOR UPDATE"

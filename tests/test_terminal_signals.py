@@ -34,11 +34,17 @@ class PtyRun:
         self.master, self.slave = os.openpty()
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.tty_modes = termios.tcgetattr(self.slave)
-        env = {k: v for k, v in os.environ.items()
-               if k != "DATABASE_URL" and not k.startswith("PG")}
+        env = {
+            k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")
+        }
         env.update(QUEUETOP_HOME=home, TERM="xterm-256color")
-        self.proc = subprocess.Popen([sys.executable, "-m", "dashboard", *argv], env=env,
-                                     stdin=self.slave, stdout=self.slave, stderr=self.slave)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dashboard", *argv],
+            env=env,
+            stdin=self.slave,
+            stdout=self.slave,
+            stderr=self.slave,
+        )
         self.output = b""
 
     def read(self, timeout: float) -> None:
@@ -81,9 +87,11 @@ def final_modes(output: bytes) -> dict[str, str]:
     return modes
 
 
-@pytest.mark.parametrize(("command", "sig"), [
-    ("watch", signal.SIGTERM), ("watch", signal.SIGHUP), ("demo", signal.SIGTERM)],
-    ids=["watch-TERM", "watch-HUP", "demo-TERM"])
+@pytest.mark.parametrize(
+    ("command", "sig"),
+    [("watch", signal.SIGTERM), ("watch", signal.SIGHUP), ("demo", signal.SIGTERM)],
+    ids=["watch-TERM", "watch-HUP", "demo-TERM"],
+)
 def test_signal_restores_the_terminal(command, sig, dsn, tmp_path):
     setup_demo(dsn, jobs=5)
     argv = [command, "--dsn", dsn, "--interval", "0.5"]
@@ -112,5 +120,6 @@ def test_signal_restores_the_terminal(command, sig, dsn, tmp_path):
 
 def worker_sessions(dsn: str) -> int:
     with psycopg.connect(dsn) as conn:
-        return conn.execute("SELECT count(*) FROM pg_stat_activity "
-                            "WHERE application_name LIKE 'queuetop-worker-%'").fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'queuetop-worker-%'"
+        ).fetchone()[0]

@@ -40,8 +40,7 @@ async def open_fixed_audit(pilot) -> None:
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
     pilot.app.push_screen(AuditScreen(fixed_audit_page, "queuetop.audit_log"))
-    await until(pilot, lambda: isinstance(pilot.app.screen, AuditScreen)
-                and pilot.app.screen.loads)
+    await until(pilot, lambda: isinstance(pilot.app.screen, AuditScreen) and pilot.app.screen.loads)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
@@ -60,9 +59,15 @@ def test_the_audit_screen_says_what_each_action_did_and_enter_shows_it_whole(utc
             await open_fixed_audit(pilot)
             text = "\n".join(screen_lines(app))
             assert "queuetop.audit_log: 7 latest records" in text
-            for shown in ("01-15 09:30:00  requeue", "running -> ready", "changed",
-                          "skipped: completed meanwh", "poison message",
-                          "skipped: pid reused", "lease expired"):
+            for shown in (
+                "01-15 09:30:00  requeue",
+                "running -> ready",
+                "changed",
+                "skipped: completed meanwh",
+                "poison message",
+                "skipped: pid reused",
+                "lease expired",
+            ):
                 assert shown in text, shown
             table = app.screen.query_one(AuditTable)
             assert app.focused is table
@@ -74,6 +79,7 @@ def test_the_audit_screen_says_what_each_action_did_and_enter_shows_it_whole(utc
             assert "in the trail audit_id 5" in detail
             await pilot.press("escape", "escape")
             assert not isinstance(app.screen, (AuditScreen, DetailScreen))
+
     asyncio.run(go())
 
 
@@ -87,9 +93,12 @@ def test_a_is_a_key_in_the_footer_the_palette_and_the_help(dsn):
             titles = {c.title for c in app.get_system_commands(app.screen)}
             assert "Audit" in titles
             rows = binding_rows(app.binding_sections())
-            assert any(section == "dashboard" and keys == "A" and "audit trail" in text
-                       for section, keys, text in rows)
+            assert any(
+                section == "dashboard" and keys == "A" and "audit trail" in text
+                for section, keys, text in rows
+            )
             assert any(section == "audit trail (A)" and keys == "r" for section, keys, _ in rows)
+
     asyncio.run(go())
 
 
@@ -113,8 +122,11 @@ async def _reads_when_opened_and_after_each_action(dsn, connect):
         assert [(r.target, r.reason) for r in audit.page.records] == [(str(first), "before")]
         # an action the dashboard runs while the trail is open: it reads it again
         lease = next(s for s in app.snapshot.stale_leases if s.id == second)
-        app.run_recovery("requeue", {"jobs": [ObservedJob.from_stale(lease)], "force": False},
-                         "from the dashboard")
+        app.run_recovery(
+            "requeue",
+            {"jobs": [ObservedJob.from_stale(lease)], "force": False},
+            "from the dashboard",
+        )
         await until(pilot, lambda: audit.loads >= 2 and len(audit.page.records) == 2)
         assert isinstance(app.screen, ActionResultScreen)  # the result on top, as always
         assert audit.page.records[0].reason == "from the dashboard"
@@ -148,7 +160,8 @@ def test_with_an_audit_file_the_screen_reads_the_file(dsn, tmp_path):
     audit_file.write_text(
         '{"action_id": "a1", "at": "2026-01-15T09:30:00+00:00", "action": "requeue", '
         '"target": "42", "outcome": "pending", "reason": "from a file"}\n'
-        '{"action_id": "a1", "at": "2026-01-15T09:30:00+00:00", "outcome": "committed"}\n')
+        '{"action_id": "a1", "at": "2026-01-15T09:30:00+00:00", "outcome": "committed"}\n'
+    )
 
     async def go():
         app = QueuetopApp(demo_spec(dsn), dsn, interval=INTERVAL, audit_file=str(audit_file))
@@ -157,7 +170,11 @@ def test_with_an_audit_file_the_screen_reads_the_file(dsn, tmp_path):
             await pilot.press("A")
             await until(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.loads)
             [record] = app.screen.page.records
-            assert (record.target, record.outcome, record.reason) == ("42", "changed",
-                                                                      "from a file")
+            assert (record.target, record.outcome, record.reason) == (
+                "42",
+                "changed",
+                "from a file",
+            )
             assert f"{audit_file}: 1 latest record" in "\n".join(screen_lines(app))
+
     asyncio.run(go())

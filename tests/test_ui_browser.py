@@ -14,8 +14,8 @@ from ui_snapshots import FixedBrowserSource, demo_spec, fixed_history
 
 from dashboard.browse import PAGE_ROWS
 from dashboard.ui.app import BROWSER_TAB, QueuetopApp
-from dashboard.ui.browser import JobBrowser
-from dashboard.ui.browser.screens import FilterInputScreen, JobRowScreen
+from dashboard.ui.jobs_tab import JobBrowser
+from dashboard.ui.jobs_tab.screens import FilterInputScreen, JobRowScreen
 from dashboard.ui.screens.help import binding_rows
 
 
@@ -26,8 +26,13 @@ def grouped_spec():
 
 
 def browser_app(source=None, spec=None) -> QueuetopApp:
-    return QueuetopApp(spec or grouped_spec(), None, poll=False, snapshots=fixed_history(),
-                       browser_source=source or FixedBrowserSource())
+    return QueuetopApp(
+        spec or grouped_spec(),
+        None,
+        poll=False,
+        snapshots=fixed_history(),
+        browser_source=source or FixedBrowserSource(),
+    )
 
 
 def status(app) -> str:
@@ -141,8 +146,7 @@ def test_marks_and_what_each_action_leaves_out():
             change, left = browser.split(jobs, "requeue", False)
             assert [j.id for j in change] == ["5000", "4999"] and left == []
             await pilot.press("Y")  # nothing to retry here: said, nothing asked
-            assert "retry: nothing to change" in "\n".join(
-                str(n.title) for n in app._notifications)
+            assert "retry: nothing to change" in "\n".join(str(n.title) for n in app._notifications)
             await pilot.press("v")
             await until(pilot, lambda: browser.loads >= 2)
             assert browser.table.marked == set()  # a new role starts unmarked
@@ -150,12 +154,16 @@ def test_marks_and_what_each_action_leaves_out():
             dead = browser.table.chosen()
             change, left = browser.split(dead, "requeue", True)
             assert change == [] and {s.reason for s in left} == {
-                "already dead-lettered (Y retries it)"}
+                "already dead-lettered (Y retries it)"
+            }
             change, left = browser.split(dead, "retry-dead", False)
             assert [j.id for j in change] == ["4990", "4989"] and left == []
             rows = binding_rows(app.binding_sections())
-            assert ("job browser (b)", "Y", "Move the marked jobs back from the dead-letter "
-                    "table as ready") in rows
+            assert (
+                "job browser (b)",
+                "Y",
+                "Move the marked jobs back from the dead-letter table as ready",
+            ) in rows
 
     run(go())
 
@@ -198,8 +206,12 @@ def test_the_palette_runs_the_browser_keys():
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             titles = {c.title for c in app.get_system_commands(app.screen)}
-            assert {"Retry dead (job browser)", "Requeue (job browser)", "Filter (job browser)",
-                    "Jobs"} <= titles, titles
+            assert {
+                "Retry dead (job browser)",
+                "Requeue (job browser)",
+                "Filter (job browser)",
+                "Jobs",
+            } <= titles, titles
             await open_browser(pilot)
             await pilot.press("1")  # elsewhere: the command opens the browser itself
             await run_from_palette(pilot, app, "Next (job browser")

@@ -39,8 +39,9 @@ def screen_text(screen) -> str:
 
 
 async def ready(pilot, app) -> None:
-    await until(pilot, lambda: app.snapshots_applied and app.action_reasons.get(
-        "requeue", "?") is None)
+    await until(
+        pilot, lambda: app.snapshots_applied and app.action_reasons.get("requeue", "?") is None
+    )
 
 
 def test_paging_100k_jobs_is_one_statement_a_page(dsn, connect):
@@ -91,7 +92,9 @@ def test_requeue_marked_failed_jobs_from_the_browser(dsn, connect):
             assert list(browser.table.items) == [f"queue:{i}" for i in (3, 2, 1)]
         assert (job(setup, 5)["status"], job(setup, 4)["status"]) == ("ready", "ready")
         assert sorted((r["action"], r["target"]) for r in audit_rows(setup)) == [
-            ("requeue", "4"), ("requeue", "5")]
+            ("requeue", "4"),
+            ("requeue", "5"),
+        ]
 
     asyncio.run(go())
 
@@ -101,9 +104,12 @@ def test_retry_from_the_dead_letter_table_in_the_browser(dsn, connect):
         spec = demo_spec(dsn)
         setup = connect(autocommit=True)
         [moved, kept] = add_stale(setup, 2, 120)
-        setup.execute("WITH m AS (DELETE FROM queuetop_demo.jobs WHERE id IN (%s, %s) "
-                      "RETURNING *) INSERT INTO queuetop_demo.jobs_dead SELECT *, 'poison' "
-                      "FROM m", (moved, kept))
+        setup.execute(
+            "WITH m AS (DELETE FROM queuetop_demo.jobs WHERE id IN (%s, %s) "
+            "RETURNING *) INSERT INTO queuetop_demo.jobs_dead SELECT *, 'poison' "
+            "FROM m",
+            (moved, kept),
+        )
         app = QueuetopApp(spec, dsn, interval=INTERVAL)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot, app)
@@ -122,8 +128,9 @@ def test_retry_from_the_dead_letter_table_in_the_browser(dsn, connect):
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             title = app.screen.query_one("#confirm-body").border_title
             assert title == "Retry 1 job from the dead-letter table?"
-            assert "moved from queuetop_demo.jobs_dead back into queuetop_demo.jobs" in \
-                screen_text(app.screen)
+            assert "moved from queuetop_demo.jobs_dead back into queuetop_demo.jobs" in screen_text(
+                app.screen
+            )
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
             assert app.screen.result.changed == (str(moved),)
@@ -132,8 +139,11 @@ def test_retry_from_the_dead_letter_table_in_the_browser(dsn, connect):
         back = job(setup, moved)
         assert (back["status"], back["worker"], back["lease_token"]) == ("ready", None, 2)
         [row] = audit_rows(setup)
-        assert (row["action"], row["target"], row["to_state"]) == ("retry-dead", str(moved),
-                                                                   "ready")
+        assert (row["action"], row["target"], row["to_state"]) == (
+            "retry-dead",
+            str(moved),
+            "ready",
+        )
 
     asyncio.run(go())
 
@@ -143,8 +153,11 @@ def test_j_finds_a_moved_job_in_the_dead_table_and_offers_the_retry(dsn, connect
         spec = demo_spec(dsn)
         setup = connect(autocommit=True)
         [moved] = add_stale(setup, 1, 120)
-        setup.execute("WITH m AS (DELETE FROM queuetop_demo.jobs WHERE id = %s RETURNING *) "
-                      "INSERT INTO queuetop_demo.jobs_dead SELECT *, 'poison' FROM m", (moved,))
+        setup.execute(
+            "WITH m AS (DELETE FROM queuetop_demo.jobs WHERE id = %s RETURNING *) "
+            "INSERT INTO queuetop_demo.jobs_dead SELECT *, 'poison' FROM m",
+            (moved,),
+        )
         app = QueuetopApp(spec, dsn, interval=INTERVAL)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot, app)
@@ -155,8 +168,10 @@ def test_j_finds_a_moved_job_in_the_dead_table_and_offers_the_retry(dsn, connect
             text = screen_text(app.screen)
             assert "already dead-lettered: in queuetop_demo.jobs_dead" in text
             assert "424242  not found" in text
-            assert "Y retry from the dead-letter table" in app.screen.query_one(
-                "#joblist-body").border_subtitle
+            assert (
+                "Y retry from the dead-letter table"
+                in app.screen.query_one("#joblist-body").border_subtitle
+            )
             await pilot.press("Y")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("enter")
@@ -173,8 +188,9 @@ def test_a_read_the_table_lock_holds_up_says_so_and_the_dashboard_goes_on(dsn, c
         setup = connect(autocommit=True)
         _fill(setup, 3)
         locker = connect(application_name="migration")
-        app = QueuetopApp(spec, dsn, interval=INTERVAL,
-                          browser_source=DatabaseSource(dsn, spec, timeout_ms=300))
+        app = QueuetopApp(
+            spec, dsn, interval=INTERVAL, browser_source=DatabaseSource(dsn, spec, timeout_ms=300)
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: app.snapshots_applied)
             locker.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS EXCLUSIVE MODE")

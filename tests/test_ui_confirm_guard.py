@@ -19,20 +19,36 @@ LAPSED = datetime.now(timezone.utc) - timedelta(minutes=5)
 
 def tokenless(**policy) -> QueueSpec:
     """A hand-rolled queue: state, worker and an expiry, but no lease token."""
-    return QueueSpec(TableName("jobs", "app"),
-                     Columns(id="id", status="status", worker="worker_id",
-                             lease_until="leased_until", attempts="attempts"),
-                     states={"ready": ("pending",), "running": ("processing",),
-                             "done": ("done",), "failed": ("failed",)},
-                     policy=Policy(**policy),
-                     column_types={"id": "bigint", "status": "text", "worker_id": "text",
-                                   "leased_until": "timestamp with time zone",
-                                   "attempts": "integer"})
+    return QueueSpec(
+        TableName("jobs", "app"),
+        Columns(
+            id="id",
+            status="status",
+            worker="worker_id",
+            lease_until="leased_until",
+            attempts="attempts",
+        ),
+        states={
+            "ready": ("pending",),
+            "running": ("processing",),
+            "done": ("done",),
+            "failed": ("failed",),
+        },
+        policy=Policy(**policy),
+        column_types={
+            "id": "bigint",
+            "status": "text",
+            "worker_id": "text",
+            "leased_until": "timestamp with time zone",
+            "attempts": "integer",
+        },
+    )
 
 
 def job(status: str = "processing", token: str | None = None) -> ObservedJob:
-    return ObservedJob(id="7", status=status, worker="w-1", lease_token=token,
-                       lease_until=LAPSED, expired=True)
+    return ObservedJob(
+        id="7", status=status, worker="w-1", lease_token=token, lease_until=LAPSED, expired=True
+    )
 
 
 def test_requeue_without_a_lease_token_claims_no_token_and_warns():
@@ -48,8 +64,10 @@ def test_requeue_without_a_lease_token_claims_no_token_and_warns():
 def test_requeue_with_a_lease_token_says_it_advances_and_does_not_warn():
     request = job_request("requeue", demo_spec(), [job("running", "3")])
     assert "lease token (lease_token) advances" in request.effect
-    assert "state (status), worker (worker) and lease token (lease_token) are as shown" \
+    assert (
+        "state (status), worker (worker) and lease token (lease_token) are as shown"
         in request.effect
+    )
     assert request.warning == ""
 
 
@@ -79,4 +97,5 @@ def test_the_warning_is_on_the_screen():
             app.push_screen(ConfirmScreen(job_request("requeue", tokenless(), [job()])))
             await pilot.pause()
             return str(app.screen.query_one("#confirm-warning").render())
+
     assert "NOT FENCED" in asyncio.run(go())

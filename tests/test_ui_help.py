@@ -23,6 +23,7 @@ def run(body, size=(80, 24)):
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await body(pilot, app)
+
     asyncio.run(go())
 
 
@@ -65,4 +66,5 @@ def test_help_at_80x24_scrolls_in_one_place_and_its_footer_is_its_own():
         assert "Esc Close help" in footer and "Quit" not in footer, footer
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
     run(body)

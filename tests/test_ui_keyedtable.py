@@ -21,6 +21,7 @@ def run(snapshots, body, size=(120, 40)):
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await body(pilot)
+
     asyncio.run(go())
 
 
@@ -44,6 +45,7 @@ def test_keys_move_the_cursor_and_the_view_follows_it():
         await pilot.press("down", "down")
         await pilot.pause()
         assert idle.cursor_row == 2 and shown_pids(idle)[0] == list(idle.items)[0][1:]
+
     run([fixed_snapshot(0, rows=40)], body)
 
 
@@ -57,6 +59,7 @@ def test_a_click_moves_the_cursor_and_a_second_click_opens_the_row():
         await pilot.click(idle, offset=(3, 3))
         assert isinstance(app.screen, DetailScreen)
         assert app.screen.item is idle.cursor_item()
+
     run([fixed_snapshot(0, rows=40)], body)
 
 
@@ -84,6 +87,7 @@ def test_a_refresh_formats_only_the_rows_on_screen():
         assert counting.row_count == 1000
         # every line of the widget is painted, the one under the horizontal scrollbar too
         assert 0 < len(set(formatted)) <= counting.size.height - 1
+
     run([fixed_snapshot(0, rows=40)], body)
 
 
@@ -96,8 +100,10 @@ def test_cells_reach_the_terminal_as_plain_text_of_their_column_width():
     assert cell_len(fit("日本語", 4)) == 4  # a wide character never half-drawn past the edge
 
     snap = fixed_snapshot(0, rows=5)
-    first = replace(snap.idle_in_transaction[0],
-                    query="UPDATE \x1b[31mjobs\x1b[0m SET note = '長い説明文がここに入ります'")
+    first = replace(
+        snap.idle_in_transaction[0],
+        query="UPDATE \x1b[31mjobs\x1b[0m SET note = '長い説明文がここに入ります'",
+    )
     snap = replace(snap, idle_in_transaction=(first, *snap.idle_in_transaction[1:]))
 
     async def body(pilot):
@@ -108,12 +114,17 @@ def test_cells_reach_the_terminal_as_plain_text_of_their_column_width():
         await pilot.pause()
         line = idle.render_line(row + 1)
         assert "\x1b" not in line.text and line.cell_length == idle.size.width
+
     run([snap], body)
 
 
 def test_columns_give_way_by_rank_and_the_query_takes_the_rest():
-    cols = (Col("pid", "pid", 5), Col("app", "app", 6, drop=2), Col("user", "user", 4, drop=3),
-            Col("query", "query", 10, fill=True, drop=1))
+    cols = (
+        Col("pid", "pid", 5),
+        Col("app", "app", 6, drop=2),
+        Col("user", "user", 4, drop=3),
+        Col("query", "query", 10, fill=True, drop=1),
+    )
     # widths with one cell of padding each side: 7 + 8 + 6 + 12 = 33
     assert fit_columns(cols, 40, 1) == [(0, 5), (1, 6), (2, 4), (3, 17)]
     assert fit_columns(cols, 30, 1) == [(0, 5), (1, 6), (3, 13)]  # user first
@@ -124,12 +135,12 @@ def test_columns_give_way_by_rank_and_the_query_takes_the_rest():
 def test_at_80_columns_every_table_fits_without_scrolling_sideways():
     async def body(pilot):
         app = pilot.app
-        for key, table_id in (("1", "locks"), ("2", "waiting"), ("3", "idle"),
-                              ("4", "stale")):
+        for key, table_id in (("1", "locks"), ("2", "waiting"), ("3", "idle"), ("4", "stale")):
             await pilot.press(key)
             table = app.table(table_id)
             assert table.virtual_size.width <= table.scrollable_content_region.width, table_id
             assert table.shown_columns()[0] == table.COLUMNS[0].key
         locks = app.table("locks").shown_columns()
         assert {"pid", "granted", "mode", "relation", "wait"} <= set(locks)
+
     run([fixed_snapshot(0, rows=40)], body, size=(80, 24))

@@ -8,7 +8,8 @@ import time
 import psycopg
 from helpers import is_waiting_on_lock, restart_elsewhere, wait_until
 
-from dashboard import config, db, schema
+from dashboard import config, db
+from dashboard.setup import schema
 from dashboard.ui.app import QueuetopApp
 
 INTERVAL = 0.2
@@ -43,7 +44,8 @@ def add_stale(conn: psycopg.Connection, n: int, overdue_s: int, worker: str = "w
         "INSERT INTO queuetop_demo.jobs (status, worker, lease_token, attempts, started_at,"
         " leased_until) SELECT 'running', %s, 1, 1, now() - make_interval(secs => %s + 60),"
         " now() - make_interval(secs => %s) FROM generate_series(1, %s) RETURNING id",
-        (worker, overdue_s, overdue_s, n)).fetchall()
+        (worker, overdue_s, overdue_s, n),
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -65,8 +67,11 @@ async def _staged_wait_idle_and_stale_lease_appear(dsn, connect, background):
         holder_pid = holder.info.backend_pid
         waiter = connect(application_name="waiter")
         waiter_pid = waiter.info.backend_pid
-        wait = background(lambda: waiter.execute(
-            "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job,)))
+        wait = background(
+            lambda: waiter.execute(
+                "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job,)
+            )
+        )
         wait_until(lambda: is_waiting_on_lock(setup, waiter_pid))
 
         await within_refreshes(pilot, app, lambda: f"s{waiter_pid}" in app.table("waiting").items)
@@ -159,8 +164,9 @@ async def _locked_queue_table_degrades_only_its_sections(dsn, connect):
         assert sections["counts"].error and sections["locks"].error is None
         assert sections["locks"].age_s < 1.0  # read on this very poll
         # the locker's own lock is in the (fresh) locks table
-        assert any(lk.pid == locker_pid and lk.mode == "AccessExclusiveLock"
-                   for lk in app.snapshot.locks)
+        assert any(
+            lk.pid == locker_pid and lk.mode == "AccessExclusiveLock" for lk in app.snapshot.locks
+        )
         await pilot.press("4")  # the UI answers while the table does not
         assert app.focused is app.stale_table
         locker.rollback()

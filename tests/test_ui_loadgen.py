@@ -28,13 +28,13 @@ from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import binding_rows
 from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
 
-WORKERS_SQL = ("SELECT count(*) FROM pg_stat_activity "
-               "WHERE application_name LIKE 'queuetop-worker-%'")
+WORKERS_SQL = (
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'queuetop-worker-%'"
+)
 
 
 def fixed_app(loadgen=None) -> QueuetopApp:
-    return QueuetopApp(fixed_spec(), None, poll=False, snapshots=fixed_history(),
-                       loadgen=loadgen)
+    return QueuetopApp(fixed_spec(), None, poll=False, snapshots=fixed_history(), loadgen=loadgen)
 
 
 def run(app: QueuetopApp, body, size=(120, 40)):
@@ -42,6 +42,7 @@ def run(app: QueuetopApp, body, size=(120, 40)):
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await body(pilot)
+
     asyncio.run(go())
 
 
@@ -62,6 +63,7 @@ def test_plain_watch_hides_the_loadgen_keys_and_panel():
         assert "Add worker" not in commands and "Locks" in commands
         await pilot.press("w", "s", "5")  # nothing happens, nothing breaks
         assert app.query_one("#tables").active == "tab-locks"
+
     run(fixed_app(), body)
 
 
@@ -75,18 +77,31 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         described = {text for _, _, text in binding_rows(app.binding_sections())}
         for binding in LOADGEN_BINDINGS:
             assert binding.description in titles and binding.tooltip in described
-        assert ("load generator", "!", LOADGEN_BINDINGS[5].tooltip) in \
-            binding_rows(app.binding_sections())
+        assert ("load generator", "!", LOADGEN_BINDINGS[5].tooltip) in binding_rows(
+            app.binding_sections()
+        )
         await pilot.press("w", "W", "s", "t", "exclamation_mark", "z", "P")
         await pilot.pause()
         called = [c for c in gen.calls if c[0] != "start"]
-        assert called == [("add_worker",), ("remove_worker",), ("set_strategy", "nowait"),
-                          ("set_hold_tx", False), ("crash_worker", 4), ("stall_worker", 15.0),
-                          ("pause_producer", True)]
+        assert called == [
+            ("add_worker",),
+            ("remove_worker",),
+            ("set_strategy", "nowait"),
+            ("set_hold_tx", False),
+            ("crash_worker", 4),
+            ("stall_worker", 15.0),
+            ("pause_producer", True),
+        ]
         messages = " | ".join(n.message for n in app._notifications)
-        for text in ("5 wanted", "stopping queuetop-worker-4", "strategy nowait",
-                     "hold transaction off", "queuetop-worker-4 (pid 4104) will exit hard",
-                     "idle in a transaction", "producer paused"):
+        for text in (
+            "5 wanted",
+            "stopping queuetop-worker-4",
+            "strategy nowait",
+            "hold transaction off",
+            "queuetop-worker-4 (pid 4104) will exit hard",
+            "idle in a transaction",
+            "producer paused",
+        ):
             assert text in messages
         await pilot.press("5")
         assert app.query_one("#tables").active == LOADGEN_TAB
@@ -94,6 +109,7 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         assert app.focused is table and list(table.items) == ["k2", "k3", "k4", "k5"]
         assert table.cell_text("k4", "state") == "STALLED"
         assert "load generator" in dict(app.binding_sections())
+
     run(fixed_app(gen), body)
     assert gen.calls[-1] == ("stop",)  # leaving the app stops the workers
 
@@ -102,6 +118,7 @@ def test_double_claims_are_shouted():
     async def body(pilot):
         strip = str(pilot.app.query_one(LoadStrip).render())
         assert "DOUBLE CLAIMS 2" in strip
+
     run(fixed_app(FixedLoadGen(fixed_load_snapshot(double_claims=2))), body)
 
 
@@ -121,9 +138,11 @@ def test_latency_names_its_window_and_unit():
         await pilot.pause()
         assert "claim p95 (10s) 12.8 ms" in str(pilot.app.query_one(LoadStrip).render())
         lines = rendered_lines(pilot.app.query_one(LoadSummary))
-        assert any("claim time" in line and "last 10s" in line and "1.2 ms" in line
-                   for line in lines)
+        assert any(
+            "claim time" in line and "last 10s" in line and "1.2 ms" in line for line in lines
+        )
         assert any("12.8 ms" in line and "p99" in line and "1,421 ms" in line for line in lines)
+
     run(fixed_app(FixedLoadGen()), body)
 
 
@@ -135,13 +154,14 @@ def test_the_strip_says_first_what_the_s_story_needs_and_fits(size):
     paused = replace(fixed_load_snapshot(), producer_paused=True)
 
     async def body(pilot):
-        line, = rendered_lines(pilot.app.query_one(LoadStrip))
+        (line,) = rendered_lines(pilot.app.query_one(LoadStrip))
         story = STORY if size[0] >= 80 else STORY[:3]
         at = [line.index(text) for text in story]
         assert at == sorted(at), line
         if size[0] >= 120:
             assert "crashed 1" in line and "workers 3/4" in line, line
         assert "…" not in line and len(line) <= size[0], line  # whole numbers, none cut
+
     run(fixed_app(FixedLoadGen(paused)), body, size=size)
 
 
@@ -149,8 +169,9 @@ def test_the_strip_fits_again_when_the_terminal_narrows():
     async def body(pilot):
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        line, = rendered_lines(pilot.app.query_one(LoadStrip))
+        (line,) = rendered_lines(pilot.app.query_one(LoadStrip))
         assert "lock waits 28" in line and "…" not in line, line
+
     run(fixed_app(FixedLoadGen()), body, size=(200, 50))
 
 
@@ -169,10 +190,16 @@ def test_workers_show_their_current_session_and_enter_shows_them_in_words():
         text = "\n".join(rendered_lines(detail.query_one(Static)))
         assert "worker number 3 session queuetop-worker-3.2" in " ".join(text.split())
         counters = [" ".join(line.split()) for line in text.split("counters", 1)[1].splitlines()]
-        assert counters[:5] == ["claimed 1,339", "claims 1,339", "completed 1,334", "failed 0",
-                                "dead 0"]
+        assert counters[:5] == [
+            "claimed 1,339",
+            "claims 1,339",
+            "completed 1,334",
+            "failed 0",
+            "dead 0",
+        ]
         assert len(counters) == len(COUNTERS)
         assert "{" not in text and "'" not in text and "k 3" not in text
+
     run(fixed_app(FixedLoadGen()), body)
 
 
@@ -188,10 +215,11 @@ def test_an_error_sits_on_its_own_line_below_the_summary_grid():
         gen.snap = replace(gen.snap, errors=(long_error,))
         app.refresh_loadgen()
         with_error = rendered_lines(summary)
-        assert with_error[:len(clean)] == clean  # the grid's columns did not move
+        assert with_error[: len(clean)] == clean  # the grid's columns did not move
         assert with_error[len(clean)].startswith("! producer: terminating connection")
         assert with_error[len(clean)].endswith("…")
         assert len(with_error) == len(clean) + 1
+
     run(fixed_app(gen), body, size=(200, 50))
 
 
@@ -223,6 +251,7 @@ def test_a_lost_database_is_said_plainly_and_its_return_too():
         assert "UNREACHABLE" not in strip and "workers 3/4" in strip
         assert table.cell_text("k2", "state") == "alive"
         assert any(n.message == "reconnected" for n in app._notifications)
+
     run(fixed_app(gen), body)
 
 
@@ -231,6 +260,7 @@ def test_a_refresh_during_teardown_is_harmless():
         app = pilot.app
         await app.query_one("#tables").remove()  # as on exit: widgets go before the app
         app.refresh_loadgen()  # the timer may still fire once
+
     run(fixed_app(FixedLoadGen()), body)
 
 
@@ -273,8 +303,9 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         await until(pilot, lambda: len(table.items) == 4)
         pids |= {w.pid for w in app.load_stats.workers}
         await pilot.press("W")
-        await until(pilot, lambda: app.load_stats.live_workers == 3
-                    and len(app.load_stats.workers) == 3, 30)
+        await until(
+            pilot, lambda: app.load_stats.live_workers == 3 and len(app.load_stats.workers) == 3, 30
+        )
 
         # one key: for-update, with the claim transaction held so everyone queues on one row
         await pilot.press("s")
@@ -283,13 +314,19 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         def piled_up():
             snap = app.snapshot
             roots = {w.chain[0] for w in snap.waiting if w.chain}
-            return len(snap.waiting) >= 2 and len(roots) == 1 and \
-                all(w.application_name.startswith("queuetop-worker-") for w in snap.waiting)
+            return (
+                len(snap.waiting) >= 2
+                and len(roots) == 1
+                and all(w.application_name.startswith("queuetop-worker-") for w in snap.waiting)
+            )
+
         await until(pilot, piled_up, 20)
         await pilot.press("2")
         waiting = app.table("waiting")
-        await until(pilot, lambda: any(" blocks " in waiting.row_texts(i)[0]
-                                       for i in range(waiting.row_count)))
+        await until(
+            pilot,
+            lambda: any(" blocks " in waiting.row_texts(i)[0] for i in range(waiting.row_count)),
+        )
         pids |= {w.pid for w in app.load_stats.workers}
         assert app.load_stats.double_claims == 0
     assert await asyncio.to_thread(gen.wait, 30)
@@ -319,7 +356,6 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.loadgen))
     assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
     assert started == [None]
-
 
 
 def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():
@@ -352,32 +388,41 @@ def test_workers_show_their_backend_pid_and_their_os_pid_beside_it():
         text = "\n".join(rendered_lines(pilot.app.screen.query_one(Static)))
         words = " ".join(text.split())
         assert "pid (database session) 4102 os pid (worker process) 7102" in words
+
     run(fixed_app(FixedLoadGen()), body)
 
 
 def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
-    crashes = (CrashReport(1, 4, "queuetop-worker-4", (1001,), by_knob=True, committed=True),
-               CrashReport(2, 3, "queuetop-worker-3.2", (1002,), by_knob=False, committed=True),
-               CrashReport(3, 2, "queuetop-worker-2", (1999,), by_knob=True, committed=False))
+    crashes = (
+        CrashReport(1, 4, "queuetop-worker-4", (1001,), by_knob=True, committed=True),
+        CrashReport(2, 3, "queuetop-worker-3.2", (1002,), by_knob=False, committed=True),
+        CrashReport(3, 2, "queuetop-worker-2", (1999,), by_knob=True, committed=False),
+    )
     gen = FixedLoadGen(replace(fixed_load_snapshot(), crashes=crashes, lease_s=15.0))
 
     async def body(pilot):
         app = pilot.app
         await pilot.press("4")
         table = app.stale_table
+
         def worker(job: str) -> str:
             return table.values(job, table.items[job])[3]
+
         assert worker("1001") == "worker-1 (! crash)"
         assert worker("1002") == "worker-2 (random crash)"
         assert worker("1000") == "worker-0"
         shown = "\n".join(line.text for line in app.screen._compositor.render_strips())
         assert "worker-1 (! crash)" in shown and "worker-2 (random crash)" in shown
         messages = [str(n.message) for n in app._notifications]
-        assert any(m.startswith("! crashed queuetop-worker-4: job 1001 stays running") and
-                   "15s lease" in m for m in messages), messages
+        assert any(
+            m.startswith("! crashed queuetop-worker-4: job 1001 stays running") and "15s lease" in m
+            for m in messages
+        ), messages
         assert not any("1002" in m for m in messages), messages  # random: tab 4 says it
-        assert any("queuetop-worker-2: its claim of job 1999 had not committed" in m
-                   for m in messages), messages
+        assert any(
+            "queuetop-worker-2: its claim of job 1999 had not committed" in m for m in messages
+        ), messages
         app.refresh_loadgen()  # the same reports again: said once
         assert len(app._notifications) == len(messages)
+
     run(fixed_app(gen), body)

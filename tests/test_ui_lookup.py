@@ -22,8 +22,9 @@ def run(coro_fn, *args):
 
 
 def add_job(conn, status: str) -> int:
-    return conn.execute("INSERT INTO queuetop_demo.jobs (status) VALUES (%s) RETURNING id",
-                        (status,)).fetchone()[0]
+    return conn.execute(
+        "INSERT INTO queuetop_demo.jobs (status) VALUES (%s) RETURNING id", (status,)
+    ).fetchone()[0]
 
 
 def spy_lookups(app) -> list:
@@ -92,16 +93,25 @@ async def _an_id_the_server_refuses_reopens_the_dialog(dsn, connect):
     setup = connect(autocommit=True)
     setup.execute("CREATE TABLE dated (day date PRIMARY KEY, status text NOT NULL)")
     setup.execute("INSERT INTO dated VALUES ('2026-01-02', 'ready')")
-    raw = config.spec_from_dict({"queue": {"table": "dated", "id": "day", "states": {
-        "ready": "ready", "running": "running"}}}, "test")
+    raw = config.spec_from_dict(
+        {
+            "queue": {
+                "table": "dated",
+                "id": "day",
+                "states": {"ready": "ready", "running": "running"},
+            }
+        },
+        "test",
+    )
     with db.connect_monitor(dsn) as conn:
         spec = config.validate(conn, raw)
     app = QueuetopApp(spec, dsn, interval=INTERVAL, read_only=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.snapshots_applied)
         await look_up(pilot, app, "2026-01-02 someday")
-        await until(pilot, lambda: isinstance(app.screen, JobLookupScreen) and error_line(
-            app.screen))
+        await until(
+            pilot, lambda: isinstance(app.screen, JobLookupScreen) and error_line(app.screen)
+        )
         assert app.screen.query_one("#lookup-ids").value == "2026-01-02 someday"
         assert "bad job id" in error_line(app.screen) and "someday" in error_line(app.screen)
         await pilot.press(*["backspace"] * len(" someday"), "enter")
@@ -130,8 +140,11 @@ async def _requeue_of_a_done_job_is_not_asked(dsn, connect):
             await pilot.pause()
             assert isinstance(app.screen, JobListScreen), key  # no question, the list stays
         titles = [n.title for n in app._notifications]
-        assert {"requeue: nothing to change", "force requeue: nothing to change",
-                "dead-letter: nothing to change"} <= set(titles)
+        assert {
+            "requeue: nothing to change",
+            "force requeue: nothing to change",
+            "dead-letter: nothing to change",
+        } <= set(titles)
         assert f"{done_id}: already done" in notices(app)
     assert job(setup, done_id)["status"] == "done"
     assert audit_rows(setup) == []
@@ -207,10 +220,10 @@ async def _a_job_that_moved_on(dsn, connect):
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
         assert app.screen.result.changed == ()
         assert app.screen.query_one("#result-body").border_title == (
-            "requeue: nothing changed (Escape closes)")
+            "requeue: nothing changed (Escape closes)"
+        )
         assert "requeue: nothing changed" in [n.title for n in app._notifications]
     assert job(setup, failed_id)["status"] == "done"
-
 
 
 # --- the pure parts --------------------------------------------------------------------------
@@ -218,12 +231,13 @@ async def _a_job_that_moved_on(dsn, connect):
 
 def test_job_id_problem_follows_the_id_type():
     spec = config.load_preset("demo")
-    for kind, good, bad in (("bigint", ["1", "-3", "+9223372036854775807"],
-                             ["abc", "1.5", "9223372036854775808"]),
-                            ("integer", ["2147483647"], ["2147483648"]),
-                            ("numeric(10,2)", ["1.25", ".5"], ["1e", "x"]),
-                            ("uuid", ["2f1c6f0e-8d7a-4a51-9f0e-3c2b1a090807"], ["2f1c"]),
-                            ("text", ["anything", "at all"], [])):
+    for kind, good, bad in (
+        ("bigint", ["1", "-3", "+9223372036854775807"], ["abc", "1.5", "9223372036854775808"]),
+        ("integer", ["2147483647"], ["2147483648"]),
+        ("numeric(10,2)", ["1.25", ".5"], ["1e", "x"]),
+        ("uuid", ["2f1c6f0e-8d7a-4a51-9f0e-3c2b1a090807"], ["2f1c"]),
+        ("text", ["anything", "at all"], []),
+    ):
         typed = replace(spec, column_types={"id": kind})
         assert job_id_problem(typed, good) is None, kind
         for token in bad:
@@ -232,14 +246,24 @@ def test_job_id_problem_follows_the_id_type():
 
 def test_foresee_matches_the_guard_roles():
     spec = config.load_preset("demo")
-    jobs = [ObservedJob("1", "done"), ObservedJob("2", "failed"), ObservedJob("3", "ready"),
-            ObservedJob("4", "running", expired=False), ObservedJob("5", "running", expired=True),
-            ObservedJob("6", "dead"), ObservedJob("7", "running")]
+    jobs = [
+        ObservedJob("1", "done"),
+        ObservedJob("2", "failed"),
+        ObservedJob("3", "ready"),
+        ObservedJob("4", "running", expired=False),
+        ObservedJob("5", "running", expired=True),
+        ObservedJob("6", "dead"),
+        ObservedJob("7", "running"),
+    ]
     change, skip = foresee(spec, jobs, "requeue", force=False)
     assert [j.id for j in change] == ["2", "5"]
     assert [(s.id, s.reason) for s in skip] == [
-        ("1", "already done"), ("3", "already ready"), ("4", "lease not expired"),
-        ("6", "already dead-lettered"), ("7", "lease expiry unknown")]
+        ("1", "already done"),
+        ("3", "already ready"),
+        ("4", "lease not expired"),
+        ("6", "already dead-lettered"),
+        ("7", "lease expiry unknown"),
+    ]
     change, _ = foresee(spec, jobs, "requeue", force=True)
     assert [j.id for j in change] == ["2", "4", "5", "7"]
     change, _ = foresee(spec, jobs, "dead-letter", force=False)
@@ -272,8 +296,9 @@ async def _ids_typed_in_one_burst(dsn, connect):
         await pilot.press("j")
         await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
         for key in [*f"{job_id} {job_id}0", "enter"]:
-            app.post_message(events.Key(key if key != " " else "space",
-                                        "\r" if key == "enter" else key))
+            app.post_message(
+                events.Key(key if key != " " else "space", "\r" if key == "enter" else key)
+            )
         await until(pilot, lambda: isinstance(app.screen, JobListScreen))
         assert lookups[-1] == [str(job_id), f"{job_id}0"]
 

@@ -15,10 +15,15 @@ from dashboard.ui.app import QueuetopApp
 from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.job_lookup import JobLookupScreen
 
-ACTION_COMMANDS = {"Requeue (stale leases)", "Dead-letter (stale leases)",
-                   "Mark (stale leases)", "Mark all (stale leases)",
-                   "Unmark all (stale leases)", "Cancel query (session)",
-                   "Terminate (session)"}
+ACTION_COMMANDS = {
+    "Requeue (stale leases)",
+    "Dead-letter (stale leases)",
+    "Mark (stale leases)",
+    "Mark all (stale leases)",
+    "Unmark all (stale leases)",
+    "Cancel query (session)",
+    "Terminate (session)",
+}
 
 
 def titles(app) -> set[str]:
@@ -31,9 +36,15 @@ async def run_from_palette(pilot, app, text: str) -> None:
     await pilot.press(*text)
     palette = app.screen
     # the palette searches in the background: wait until the first hit is the command
-    await until(pilot, lambda: palette._list_visible and palette.query_one(
-        "CommandList").highlighted == 0 and text.lower() in str(palette.query_one(
-            "CommandList").get_option_at_index(0).prompt).lower())
+    await until(
+        pilot,
+        lambda: (
+            palette._list_visible
+            and palette.query_one("CommandList").highlighted == 0
+            and text.lower()
+            in str(palette.query_one("CommandList").get_option_at_index(0).prompt).lower()
+        ),
+    )
     await pilot.press("enter")
 
 
@@ -56,8 +67,12 @@ async def _palette_requeues_the_lease_under_the_cursor(dsn, connect):
         await run_from_palette(pilot, app, "Mark all (stale")
         await until(pilot, lambda: app.stale_table.marked == {str(job_id)})
         await run_from_palette(pilot, app, "Terminate (session")  # tab 4 is open: says where
-        await until(pilot, lambda: any("open tab 2 (waiting) or 3 (idle)" in str(n.message)
-                                       for n in app._notifications))
+        await until(
+            pilot,
+            lambda: any(
+                "open tab 2 (waiting) or 3 (idle)" in str(n.message) for n in app._notifications
+            ),
+        )
         await run_from_palette(pilot, app, "Job by id")  # a priority key, run from a dialog
         await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
 
@@ -68,6 +83,7 @@ def test_without_a_database_the_palette_still_marks_but_offers_no_action():
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             return titles(app)
+
     shown = asyncio.run(go())
     assert {"Mark (stale leases)", "Mark all (stale leases)"} <= shown
     assert not shown & {"Requeue (stale leases)", "Terminate (session)"}

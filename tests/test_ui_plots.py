@@ -21,6 +21,7 @@ def run(body, size=(200, 50), theme=None, points=40):
                 app.theme = theme
             await pilot.pause()
             await body(pilot)
+
     asyncio.run(go())
 
 
@@ -34,10 +35,13 @@ def test_plots_draw_the_cells_plotext_would_print():
             width = plot.size.width
             ours = [cells(plot.render_line(y)) for y in range(plot.size.height)]
             ansi = Text.from_ansi(plot.plt.build()).split("\n", allow_blank=True)
-            theirs = [cells(Segment.adjust_line_length(
-                list(line.render(pilot.app.console)), width)) for line in ansi]
+            theirs = [
+                cells(Segment.adjust_line_length(list(line.render(pilot.app.console)), width))
+                for line in ansi
+            ]
             assert ours == theirs[: len(ours)], plot.id
             assert any(ch not in " ─│┌┐└┘┬┴┤├" for row in ours for ch, _ in row)  # a line
+
     run(body)
     run(body, theme="textual-light")
 
@@ -54,6 +58,7 @@ def test_an_unchanged_picture_is_not_drawn_again():
         await pilot.pause()
         assert flat._drawn == drawn and flat._strips is strips  # plotext not asked again
         assert depth._drawn != before and depth._strips  # a new point: drawn again
+
     run(body, points=300)
 
 
@@ -86,9 +91,13 @@ def test_ticks_are_round_and_counts_get_whole_numbers():
 def test_the_jobs_chart_keeps_its_scale_at_80x24():
     async def body(pilot):
         depth = pilot.app.query_one("#plot-depth", HistoryPlot)
-        labels = {line.text.split("┤")[0].strip() for line in
-                  (depth.render_line(y) for y in range(depth.size.height)) if "┤" in line.text}
+        labels = {
+            line.text.split("┤")[0].strip()
+            for line in (depth.render_line(y) for y in range(depth.size.height))
+            if "┤" in line.text
+        }
         assert len(labels - {""}) >= 2, labels  # 0 and a tick above it
+
     run(body, size=(80, 24))
 
 

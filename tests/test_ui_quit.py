@@ -18,14 +18,23 @@ def quits_on_ctrl_c(open_dialog: bool) -> bool:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             if open_dialog:  # a reason Input has the focus: it would copy on Ctrl+C
-                app.push_screen(ConfirmScreen(ConfirmRequest(
-                    "dead-letter", "Dead-letter 1 job?", ("1 job: 7",), "moved",
-                    needs_reason=True)))
+                app.push_screen(
+                    ConfirmScreen(
+                        ConfirmRequest(
+                            "dead-letter",
+                            "Dead-letter 1 job?",
+                            ("1 job: 7",),
+                            "moved",
+                            needs_reason=True,
+                        )
+                    )
+                )
                 await pilot.pause()
                 assert app.screen.focused is not None
             await pilot.press("ctrl+c")
             await pilot.pause()
             return app.return_code == 0 and not app.is_running
+
     return asyncio.run(go())
 
 

@@ -33,8 +33,13 @@ async def _terminated_monitor_backend(dsn, connect):
         for _ in range(2):  # twice: the second loss is as fresh as the first
             pid = app._conn.info.backend_pid
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            wait_until(lambda pid=pid: not admin.execute(
-                "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone())
+            wait_until(
+                lambda pid=pid: (
+                    not admin.execute(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)
+                    ).fetchone()
+                )
+            )
             seen = app.snapshots_applied
             await until(pilot, lambda seen=seen: app.snapshots_applied >= seen + 2)
             assert [m.kind for m in failed] == []

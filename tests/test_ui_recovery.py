@@ -50,8 +50,15 @@ async def _requeue_a_marked_stale_lease(dsn, connect):
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         text = screen_text(app.screen)
         assert "Requeue 1 job?" == app.screen.query_one("#confirm-body").border_title
-        for shown in (str(job_id), "running", "w-gone", "token 1", "overdue 2m",
-                      "lease token (lease_token) advances", "skipped"):
+        for shown in (
+            str(job_id),
+            "running",
+            "w-gone",
+            "token 1",
+            "overdue 2m",
+            "lease token (lease_token) advances",
+            "skipped",
+        ):
             assert shown in text, shown
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
@@ -131,8 +138,9 @@ async def _dead_letter_asks_for_a_reason_and_moves_the_job(dsn, connect):
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
         await within_refreshes(pilot, app, lambda: str(job_id) not in app.stale_table.items)
     assert job(setup, job_id) is None
-    dead = setup.execute("SELECT status, dead_reason FROM queuetop_demo.jobs_dead WHERE id = %s",
-                         (job_id,)).fetchone()
+    dead = setup.execute(
+        "SELECT status, dead_reason FROM queuetop_demo.jobs_dead WHERE id = %s", (job_id,)
+    ).fetchone()
     assert dead == ("running", "poison payload")
 
 
@@ -193,8 +201,9 @@ async def _look_up_a_live_job_and_force_requeue_it(dsn, connect):
     assert (after["status"], after["lease_token"]) == ("ready", token + 1)
 
 
-def test_without_an_audit_trail_actions_are_off_until_an_audit_file_is_given(dsn, connect,
-                                                                              tmp_path):
+def test_without_an_audit_trail_actions_are_off_until_an_audit_file_is_given(
+    dsn, connect, tmp_path
+):
     run(_without_an_audit_trail, dsn, connect, tmp_path)
 
 
@@ -205,8 +214,14 @@ async def _without_an_audit_trail(dsn, connect, tmp_path):
     [job_id] = add_stale(setup, 1, 120)
     app = QueuetopApp(spec, dsn, interval=INTERVAL)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.snapshots_applied and app.action_reasons["requeue"]
-                    not in (None, "still checking permissions; try again in a moment"))
+        await until(
+            pilot,
+            lambda: (
+                app.snapshots_applied
+                and app.action_reasons["requeue"]
+                not in (None, "still checking permissions; try again in a moment")
+            ),
+        )
         assert "actions off" in str(app.query_one("#status").render())
         await pilot.press("4", "R")
         await pilot.pause()
@@ -236,8 +251,9 @@ async def _cancel_the_waiting_session_under_the_cursor(dsn, connect, background)
     holder.execute("SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (row,))
     waiter = connect(application_name="stuck-waiter")
     pid = waiter.info.backend_pid
-    wait = background(lambda: waiter.execute(
-        "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (row,)))
+    wait = background(
+        lambda: waiter.execute("SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (row,))
+    )
     app = QueuetopApp(spec, dsn, interval=INTERVAL)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot, app)

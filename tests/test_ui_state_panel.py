@@ -14,19 +14,21 @@ from dashboard.ui.widgets.state_panel import StatePanel
 
 
 def with_groups(snap):
-    groups = (GroupStats("emails", 900, 12, 5, 2, 42.0, 0),
-              GroupStats("reports", 340, 0, 3, 0, 8.0, 2))
+    groups = (
+        GroupStats("emails", 900, 12, 5, 2, 42.0, 0),
+        GroupStats("reports", 340, 0, 3, 0, 8.0, 2),
+    )
     counts = {**snap.counts, "scheduled": 12}
     return replace(snap, groups=groups, roles=ROLES, counts=counts)
 
 
 def panel_text(size) -> str:
     async def go():
-        app = QueuetopApp(demo_spec(), None, poll=False,
-                          snapshots=[with_groups(fixed_snapshot())])
+        app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[with_groups(fixed_snapshot())])
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             return str(app.query_one(StatePanel).render())
+
     return asyncio.run(go())
 
 

@@ -15,8 +15,8 @@ from ui_snapshots import T0, demo_spec, fixed_history, fixed_snapshot
 from dashboard.cli import build_parser
 from dashboard.cli.watch_commands import watch_app
 from dashboard.models import LockInfo, RowLockHolder
+from dashboard.render.who_holds import describe_lock, jobs_text
 from dashboard.ui.app import QueuetopApp
-from dashboard.who_holds import describe_lock, jobs_text
 
 
 def cells(table, key) -> dict[str, str]:
@@ -30,22 +30,31 @@ def test_holders_and_waiters_name_their_jobs_on_screen(dsn, connect, background)
         holder = connect(application_name="holder")
         holder.execute("SELECT id FROM queuetop_demo.jobs WHERE id IN (1, 2) FOR UPDATE")
         waiter = connect(application_name="waiter")
-        wait = background(lambda: waiter.execute(
-            "SELECT id FROM queuetop_demo.jobs WHERE id = 2 FOR UPDATE").fetchall())
+        wait = background(
+            lambda: waiter.execute(
+                "SELECT id FROM queuetop_demo.jobs WHERE id = 2 FOR UPDATE"
+            ).fetchall()
+        )
         wait_until(lambda: is_waiting_on_lock(holder, waiter.info.backend_pid))
         hpid, wpid = holder.info.backend_pid, waiter.info.backend_pid
         app = QueuetopApp(spec, dsn, interval=INTERVAL)
         async with app.run_test(size=(160, 40)) as pilot:
             waiting, idle, locks = app.table("waiting"), app.table("idle"), app.table("locks")
-            await until(pilot, lambda: f"s{wpid}" in waiting.items and any(
-                k[1] == "rows" for k in locks.items))
+            await until(
+                pilot,
+                lambda: f"s{wpid}" in waiting.items and any(k[1] == "rows" for k in locks.items),
+            )
             assert cells(waiting, f"s{wpid}")["jobs"] == "waits 2"
             assert cells(waiting, f"s{hpid}")["jobs"] == "holds 1,2"
             assert cells(idle, f"p{hpid}")["jobs"] == "1,2"
             shown = {k: cells(locks, k) for k in locks.items}
             [row] = [c for k, c in shown.items() if k[0] == wpid and k[1] == "tuple"]
             assert (row["mode"], row["type"], row["relation"], row["granted"]) == (
-                "FOR UPDATE", "row lock", "job 2", "yes")  # not "AccessExclusive app.jobs"
+                "FOR UPDATE",
+                "row lock",
+                "job 2",
+                "yes",
+            )  # not "AccessExclusive app.jobs"
             [xact] = [c for k, c in shown.items() if k[0] == wpid and k[1] == "transactionid"]
             assert (xact["granted"], xact["relation"]) == ("WAIT", "holder of job 2")
             [held] = [c for k, c in shown.items() if k[0] == hpid and k[1] == "rows"]
@@ -57,13 +66,27 @@ def test_holders_and_waiters_name_their_jobs_on_screen(dsn, connect, background)
 
 
 def test_a_row_lock_reads_as_one():
-    lock = LockInfo(pid=7, backend_start=T0, application_name="w", locktype="tuple",
-                    mode="AccessExclusiveLock", granted=False, relation="app.jobs",
-                    on_queue_table=True, wait_s=3.0, state="active", query="SELECT …",
-                    page=0, tuple_index=5, job_id="42")
+    lock = LockInfo(
+        pid=7,
+        backend_start=T0,
+        application_name="w",
+        locktype="tuple",
+        mode="AccessExclusiveLock",
+        granted=False,
+        relation="app.jobs",
+        on_queue_table=True,
+        wait_s=3.0,
+        state="active",
+        query="SELECT …",
+        page=0,
+        tuple_index=5,
+        job_id="42",
+    )
     assert describe_lock(lock) == "row lock (FOR UPDATE) on job 42"
-    assert describe_lock(replace(lock, mode="ExclusiveLock", job_id=None)) == \
-        "row lock (FOR NO KEY UPDATE) on row (0,5) of app.jobs"
+    assert (
+        describe_lock(replace(lock, mode="ExclusiveLock", job_id=None))
+        == "row lock (FOR NO KEY UPDATE) on row (0,5) of app.jobs"
+    )
     table_lock = replace(lock, locktype="relation", mode="RowExclusiveLock")
     assert describe_lock(table_lock) == "RowExclusive lock on app.jobs"
     assert jobs_text(("1", "2", "3"), 3) == "1,2,3"
@@ -72,14 +95,17 @@ def test_a_row_lock_reads_as_one():
 
     async def go():
         snap = fixed_snapshot(rows=3)
-        snap = replace(snap, locks=(lock,), row_lock_holders=(
-            RowLockHolder(4200, "ready", 2, "psql", ("8", "9")),), held_jobs={4200: ("8", "9")})
+        snap = replace(
+            snap,
+            locks=(lock,),
+            row_lock_holders=(RowLockHolder(4200, "ready", 2, "psql", ("8", "9")),),
+            held_jobs={4200: ("8", "9")},
+        )
         app = QueuetopApp(demo_spec(), None, poll=False, snapshots=[snap])
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             locks = app.table("locks")
-            assert cells(locks, next(k for k in locks.items if k[0] == 7))["mode"] == \
-                "FOR UPDATE"
+            assert cells(locks, next(k for k in locks.items if k[0] == 7))["mode"] == "FOR UPDATE"
             assert cells(app.table("idle"), "p4200")["jobs"] == "8,9"
 
     asyncio.run(go())
@@ -95,8 +121,7 @@ VALUES ('running', now() - interval '2 hours', 'w-1'), ('running', now(), 'w-2')
 
 
 def _watch(dsn: str, *flags: str) -> QueuetopApp:
-    args = build_parser().parse_args(["watch", "--dsn", dsn, "--interval", str(INTERVAL),
-                                      *flags])
+    args = build_parser().parse_args(["watch", "--dsn", dsn, "--interval", str(INTERVAL), *flags])
     return watch_app(args)
 
 
@@ -120,7 +145,8 @@ def test_the_stale_tab_says_in_full_when_stale_leases_cannot_be_known(dsn, conne
     connect(autocommit=True).execute(
         "CREATE TABLE jobs (id bigserial PRIMARY KEY, status text NOT NULL, "
         "claimed timestamptz, worker_id text); INSERT INTO jobs (status, claimed) "
-        "VALUES ('running', now() - interval '2 hours')")
+        "VALUES ('running', now() - interval '2 hours')"
+    )
 
     async def go():
         app = _watch(dsn, "--table", "jobs", "--stale-after", "1h")
@@ -132,10 +158,14 @@ def test_the_stale_tab_says_in_full_when_stale_leases_cannot_be_known(dsn, conne
             assert "STALE LEASES CANNOT BE COMPUTED for public.jobs" in text
             assert "--started-at-column COLUMN" in text and "--lease-until-column" in text
             assert "Timestamp columns of public.jobs: claimed" in text
-            assert app.query_one("TabbedContent").get_tab("tab-stale").label_text.startswith(
-                "Stale leases ?")
-        app = _watch(dsn, "--table", "jobs", "--stale-after", "1h",
-                     "--started-at-column", "claimed")
+            assert (
+                app.query_one("TabbedContent")
+                .get_tab("tab-stale")
+                .label_text.startswith("Stale leases ?")
+            )
+        app = _watch(
+            dsn, "--table", "jobs", "--stale-after", "1h", "--started-at-column", "claimed"
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: app.stale_table.items)
             assert not app.query("#stale-unknown")
@@ -149,4 +179,5 @@ def test_fixed_history_has_no_stale_unknown_message():
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             return bool(app.query("#stale-unknown"))
+
     assert asyncio.run(go()) is False

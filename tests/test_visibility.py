@@ -22,8 +22,11 @@ def make_role(dsn: str, *grants: str) -> str:
     role = f"qt_vis_{os.getpid()}_{next(_roles)}"
     with psycopg.connect(dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        for grant in ("GRANT USAGE ON SCHEMA queuetop_demo TO {}",
-                      "GRANT SELECT ON ALL TABLES IN SCHEMA queuetop_demo TO {}", *grants):
+        for grant in (
+            "GRANT USAGE ON SCHEMA queuetop_demo TO {}",
+            "GRANT SELECT ON ALL TABLES IN SCHEMA queuetop_demo TO {}",
+            *grants,
+        ):
             admin.execute(sql.SQL(grant).format(sql.Identifier(role)))
     return role
 
@@ -34,8 +37,9 @@ def roles(dsn):
     yield lambda *grants: made.append(make_role(dsn, *grants)) or made[-1]
     with psycopg.connect(dsn, autocommit=True) as admin:
         for role in made:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                          "WHERE usename = %s", (role,))
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
             admin.execute(sql.SQL("DROP OWNED BY {0}; DROP ROLE {0}").format(sql.Identifier(role)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from dashboard.cli import build_parser
-from dashboard.schema import ensure_demo
+from dashboard.setup.schema import ensure_demo
 
 
 def test_demo_creates_the_demo_schema_only_when_absent(dsn):
@@ -19,9 +19,14 @@ def test_demo_creates_the_demo_schema_only_when_absent(dsn):
 
 def test_watch_and_demo_parse_the_shared_options():
     parser = build_parser()
-    args = parser.parse_args(["watch", "--dsn", "postgresql:///x", "--table", "jobs",
-                              "--interval", "0.5", "--read-only"])
+    args = parser.parse_args(
+        ["watch", "--dsn", "postgresql:///x", "--table", "jobs", "--interval", "0.5", "--read-only"]
+    )
     assert (args.dsn, args.table, args.interval, args.read_only) == (
-        "postgresql:///x", "jobs", 0.5, True)
+        "postgresql:///x",
+        "jobs",
+        0.5,
+        True,
+    )
     args = parser.parse_args(["demo"])
     assert args.dsn is None and args.interval == 1.0 and not args.read_only

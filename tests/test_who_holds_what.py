@@ -11,11 +11,18 @@ from dashboard import db, monitor
 def test_holders_and_waiters_name_their_jobs(dsn, connect, background):
     spec = setup_demo(dsn, jobs=4)
     holder = connect(application_name="holder")
-    held = [r[0] for r in holder.execute(
-        "SELECT id FROM queuetop_demo.jobs WHERE id IN (1, 2) FOR UPDATE").fetchall()]
+    held = [
+        r[0]
+        for r in holder.execute(
+            "SELECT id FROM queuetop_demo.jobs WHERE id IN (1, 2) FOR UPDATE"
+        ).fetchall()
+    ]
     waiter = connect(application_name="waiter")
-    job = background(lambda: waiter.execute(
-        "SELECT id FROM queuetop_demo.jobs WHERE id = 2 FOR UPDATE").fetchall())
+    job = background(
+        lambda: waiter.execute(
+            "SELECT id FROM queuetop_demo.jobs WHERE id = 2 FOR UPDATE"
+        ).fetchall()
+    )
     with db.connect_monitor(dsn) as mon:
         wait_until(lambda: is_waiting_on_lock(mon, waiter.info.backend_pid))
         snap = monitor.collect(mon, spec)

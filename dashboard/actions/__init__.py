@@ -9,7 +9,7 @@ with its audit record; it returns an ActionResult (changed, skipped + reason).
     result = requeue(conn, spec, [ObservedJob.from_stale(s) for s in picked], audit=sink)
 """
 
-from dashboard.actions.audit import AuditSink, FileAudit, TableAudit, choose_sink
+from dashboard.actions.backends import cancel, observe_session, terminate
 from dashboard.actions.capabilities import capabilities
 from dashboard.actions.grants import require_grants
 from dashboard.actions.guards import foresee
@@ -20,12 +20,28 @@ from dashboard.actions.jobs import (
     observe_jobs,
     requeue,
 )
-from dashboard.actions.results import ActionResult, ObservedJob, ObservedSession, Skipped
-from dashboard.actions.sessions import cancel, observe_session, terminate
+from dashboard.actions.results import ActionResult, Skipped
+from dashboard.audit.writers import AuditSink, FileAudit, TableAudit, choose_sink
+from dashboard.observed.records import ObservedJob, ObservedSession
 
 __all__ = [
-    "ActionResult", "AuditSink", "BadJobId", "FileAudit", "ObservedJob", "ObservedSession",
-    "Skipped", "TableAudit", "cancel", "capabilities", "choose_sink", "dead_letter", "foresee",
-    "job_id_problem", "observe_jobs", "observe_session", "require_grants", "requeue",
+    "ActionResult",
+    "AuditSink",
+    "BadJobId",
+    "FileAudit",
+    "ObservedJob",
+    "ObservedSession",
+    "Skipped",
+    "TableAudit",
+    "cancel",
+    "capabilities",
+    "choose_sink",
+    "dead_letter",
+    "foresee",
+    "job_id_problem",
+    "observe_jobs",
+    "observe_session",
+    "require_grants",
+    "requeue",
     "terminate",
 ]

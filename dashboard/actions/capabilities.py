@@ -14,8 +14,13 @@ from dashboard.models import QueueSpec
 ACTIONS = ("requeue", "dead-letter", "retry-dead", "cancel", "terminate")
 
 
-def capabilities(conn: psycopg.Connection, spec: QueueSpec, *, read_only: bool = False,
-                 audit_file: str | Path | None = None) -> dict[str, str | None]:
+def capabilities(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    *,
+    read_only: bool = False,
+    audit_file: str | Path | None = None,
+) -> dict[str, str | None]:
     """action -> None if allowed, else one line saying why not and what to do.
 
     The actions check again when they run; this is only so that a UI can say why

@@ -41,8 +41,11 @@ def expiry_rule(spec: QueueSpec) -> str:
 def guard_text(spec: QueueSpec, force: bool) -> str:
     """'Guarded: a job changes only while its state, worker and lease token are as shown…'"""
     named = guarded_columns(spec)
-    text = f"Guarded: a job changes only while its {_and(named)} " + \
-        ("is" if len(named) == 1 else "are") + " as shown"
+    text = (
+        f"Guarded: a job changes only while its {_and(named)} "
+        + ("is" if len(named) == 1 else "are")
+        + " as shown"
+    )
     if not force:
         text += f"; a running one only once {expiry_rule(spec)}"
     return text + ". Rows that changed since you looked are skipped, each with its reason."
@@ -52,11 +55,14 @@ def fencing_text(spec: QueueSpec, action: str) -> str:
     """What stops the old worker's late write, or '' when nothing does (see fencing_warning)."""
     dead = spec.policy.dead_letter
     if action == "dead-letter" and dead is not None and dead.kind == "table":
-        return ("The row leaves the queue table, so the old worker's late completion "
-                "matches nothing.")
+        return (
+            "The row leaves the queue table, so the old worker's late completion matches nothing."
+        )
     if spec.columns.lease_token:
-        return (f"The lease token ({spec.columns.lease_token}) advances, so the old worker's "
-                "late completion changes nothing.")
+        return (
+            f"The lease token ({spec.columns.lease_token}) advances, so the old worker's "
+            "late completion changes nothing."
+        )
     return ""
 
 
@@ -65,6 +71,8 @@ def fencing_warning(spec: QueueSpec, action: str) -> str:
     if fencing_text(spec, action):
         return ""
     guarded = "state and worker" if spec.columns.worker else "state"
-    return (f"NOT FENCED: {spec.table} has no lease token in its spec, so only the {guarded} "
-            "are guarded. A worker that wakes up afterwards and completes by id alone can "
-            "overwrite the new owner's work; add a lease_token column (README: Fencing).")
+    return (
+        f"NOT FENCED: {spec.table} has no lease token in its spec, so only the {guarded} "
+        "are guarded. A worker that wakes up afterwards and completes by id alone can "
+        "overwrite the new owner's work; add a lease_token column (README: Fencing)."
+    )

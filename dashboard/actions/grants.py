@@ -14,7 +14,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 import queries
-from dashboard.actions.audit import (
+from dashboard.audit.writers import (
     AUDIT_SCHEMA,
     AUDIT_TABLE,
     ENABLE_HINT,
@@ -27,8 +27,7 @@ from dashboard.models import QueueSpec, TableName
 AUDIT_NOTE = "or pass --audit-file PATH instead of the audit table grants"
 
 
-def table_grants(conn: psycopg.Connection, table: TableName,
-                 needed: tuple[str, ...]) -> list[str]:
+def table_grants(conn: psycopg.Connection, table: TableName, needed: tuple[str, ...]) -> list[str]:
     """The GRANT statements `needed` privileges on `table` lack (schema USAGE included)."""
     privs = table_privileges(conn, table.schema, table.name)
     if privs is None:
@@ -52,8 +51,9 @@ def audit_grants(conn: psycopg.Connection, audit_file: str | Path | None) -> lis
         return []
     privs = table_privileges(conn, AUDIT_SCHEMA, AUDIT_TABLE)
     if privs is None:
-        return [f"no audit trail: the table {AUDIT_SCHEMA}.{AUDIT_TABLE} does not exist; "
-                f"{ENABLE_HINT}"]
+        return [
+            f"no audit trail: the table {AUDIT_SCHEMA}.{AUDIT_TABLE} does not exist; {ENABLE_HINT}"
+        ]
     return table_grants(conn, TableName(AUDIT_TABLE, AUDIT_SCHEMA), ("INSERT",))
 
 
@@ -65,8 +65,11 @@ def job_tables(spec: QueueSpec, action: str) -> list[tuple[TableName, tuple[str,
         # the move reads back the rows it inserted (RETURNING): SELECT too
         return [(spec.table, ("UPDATE", "DELETE")), (dead.table, ("INSERT", "SELECT"))]
     if action == "retry-dead":  # out of the dead-letter table, back into the queue
-        return [(dead.table, ("SELECT", "DELETE")), (spec.table, ("INSERT", "SELECT"))] \
-            if moved else []
+        return (
+            [(dead.table, ("SELECT", "DELETE")), (spec.table, ("INSERT", "SELECT"))]
+            if moved
+            else []
+        )
     return [(spec.table, ("UPDATE",))]
 
 
@@ -84,8 +87,13 @@ def signal_grants(conn: psycopg.Connection, pid: int | None = None) -> list[str]
     return [f"GRANT pg_signal_backend TO {role} (to signal other roles' sessions)"]
 
 
-def missing_grants(conn: psycopg.Connection, spec: QueueSpec | None, action: str,
-                   audit_file: str | Path | None, pid: int | None = None) -> list[str]:
+def missing_grants(
+    conn: psycopg.Connection,
+    spec: QueueSpec | None,
+    action: str,
+    audit_file: str | Path | None,
+    pid: int | None = None,
+) -> list[str]:
     """Every grant `action` lacks on this connection, the audit trail's included."""
     grants = audit_grants(conn, audit_file)
     if action in ("cancel", "terminate"):
@@ -109,8 +117,13 @@ def grants_sentence(role: str, action: str, needs: list[str]) -> str:
     return "; ".join(said)
 
 
-def require_grants(conn: psycopg.Connection, spec: QueueSpec | None, action: str,
-                   audit_file: str | Path | None, pid: int | None = None) -> None:
+def require_grants(
+    conn: psycopg.Connection,
+    spec: QueueSpec | None,
+    action: str,
+    audit_file: str | Path | None,
+    pid: int | None = None,
+) -> None:
     """Refuse before anything happens, naming every missing grant at once."""
     grants = missing_grants(conn, spec, action, audit_file, pid)
     conn.rollback()

@@ -9,33 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import psycopg
 
 from dashboard.actions.grants import table_grants
-from dashboard.actions.results import ObservedJob, Skipped
+from dashboard.actions.results import Skipped
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, TableName
+from dashboard.observed.records import JobState, ObservedJob
 
 NOT_FOUND = "not found"
 LOCKED = "locked"
-
-
-@dataclass(frozen=True)
-class JobState:
-    """A job's state as a guarded change reads it (and its audit record keeps it)."""
-
-    id: str
-    status: str
-    worker: str | None
-    lease_token: str | None
-    attempts: int | None
-    lease_until: datetime | None
-
-    def as_state(self) -> dict[str, object]:
-        return {"status": self.status, "worker": self.worker, "lease_token": self.lease_token,
-                "attempts": self.attempts, "lease_until": self.lease_until}
 
 
 @dataclass(frozen=True)
@@ -52,15 +36,23 @@ class JobRow(JobState):
         return self.requeue_refusal if action == "requeue" else self.dead_letter_refusal
 
     def observed(self) -> ObservedJob:
-        return ObservedJob(id=self.id, status=self.status, worker=self.worker,
-                           lease_token=self.lease_token, lease_until=self.lease_until,
-                           expired=self.expired, requeue_refusal=self.requeue_refusal,
-                           dead_letter_refusal=self.dead_letter_refusal)
+        return ObservedJob(
+            id=self.id,
+            status=self.status,
+            worker=self.worker,
+            lease_token=self.lease_token,
+            lease_until=self.lease_until,
+            expired=self.expired,
+            requeue_refusal=self.requeue_refusal,
+            dead_letter_refusal=self.dead_letter_refusal,
+        )
 
 
 # The roles each job action changes jobs from; the SQL guard's from_values come from these.
-FROM_ROLES = {"requeue": ("running", "failed"),
-              "dead-letter": ("ready", "scheduled", "running", "failed")}
+FROM_ROLES = {
+    "requeue": ("running", "failed"),
+    "dead-letter": ("ready", "scheduled", "running", "failed"),
+}
 _ALREADY = {"ready": "already ready", "done": "already done", "dead": "already dead-lettered"}
 
 
@@ -73,8 +65,14 @@ _MOVED_ON = {
 }
 
 
-def skip_reason(spec: QueueSpec, seen: ObservedJob, now: JobRow, from_roles: tuple[str, ...],
-                force: bool, action: str = "requeue") -> str:
+def skip_reason(
+    spec: QueueSpec,
+    seen: ObservedJob,
+    now: JobRow,
+    from_roles: tuple[str, ...],
+    force: bool,
+    action: str = "requeue",
+) -> str:
     """Why the guard refused `now`, which the operator saw as `seen`."""
     if now.refusal(action):
         return str(now.refusal(action))
@@ -113,8 +111,9 @@ def foreseen_skip(spec: QueueSpec, job: ObservedJob, action: str, force: bool) -
     return None
 
 
-def foresee(spec: QueueSpec, jobs: Sequence[ObservedJob], action: str,
-            force: bool) -> tuple[list[ObservedJob], list[Skipped]]:
+def foresee(
+    spec: QueueSpec, jobs: Sequence[ObservedJob], action: str, force: bool
+) -> tuple[list[ObservedJob], list[Skipped]]:
     """The jobs `action` would change as observed, and the others with their reason."""
     change: list[ObservedJob] = []
     skip: list[Skipped] = []
@@ -127,19 +126,21 @@ def foresee(spec: QueueSpec, jobs: Sequence[ObservedJob], action: str,
     return change, skip
 
 
-def missing_privileges(conn: psycopg.Connection, table: TableName,
-                       needed: tuple[str, ...]) -> str | None:
+def missing_privileges(
+    conn: psycopg.Connection, table: TableName, needed: tuple[str, ...]
+) -> str | None:
     """The GRANTs an action on `table` lacks (schema USAGE too), as one sentence; None when
     nothing is missing."""
     grants = table_grants(conn, table, needed)
     if not grants:
         return None
-    return (f"role {conn.info.user} lacks what this action needs on {table}: "
-            f"{'; '.join(grants)} (or use a role that has it)")
+    return (
+        f"role {conn.info.user} lacks what this action needs on {table}: "
+        f"{'; '.join(grants)} (or use a role that has it)"
+    )
 
 
-def require_privileges(conn: psycopg.Connection, table: TableName,
-                       needed: tuple[str, ...]) -> None:
+def require_privileges(conn: psycopg.Connection, table: TableName, needed: tuple[str, ...]) -> None:
     """Refuse with the GRANT that is missing, before anything changes."""
     why = missing_privileges(conn, table, needed)
     if why:

@@ -18,14 +18,15 @@ import psycopg
 from psycopg import errors, sql
 from psycopg.rows import class_row
 
-from dashboard.actions.audit import AuditEntry, AuditSink, commit, os_user
-from dashboard.actions.dead_table import ALREADY_DEAD, in_dead_table
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
-from dashboard.actions.results import ActionResult, ObservedJob, Skipped
+from dashboard.actions.results import ActionResult, Skipped
 from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
+from dashboard.audit.writers import AuditEntry, AuditSink, commit, os_user
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
-from dashboard.queue_sql import statement
+from dashboard.observed.records import ObservedJob
+from dashboard.queue_sql.dead_table import ALREADY_DEAD, in_dead_table
+from dashboard.queue_sql.parts import statement
 
 
 class BadJobId(UserError):
@@ -69,8 +70,9 @@ def _job_params(spec: QueueSpec, ids: list[str]) -> dict[str, object]:
     return {"ids": ids}
 
 
-def job_rows(conn: psycopg.Connection, statement: sql.Composable,
-          params: dict[str, object]) -> list[JobRow]:
+def job_rows(
+    conn: psycopg.Connection, statement: sql.Composable, params: dict[str, object]
+) -> list[JobRow]:
     with conn.cursor(row_factory=class_row(JobRow)) as cur:
         return cur.execute(statement, params).fetchall()
 
@@ -78,32 +80,49 @@ def job_rows(conn: psycopg.Connection, statement: sql.Composable,
 def friendly_error(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
     """A one-line error for the database failures an operator can do something about."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if isinstance(exc, (errors.InvalidTextRepresentation, errors.InvalidParameterValue,
-                        errors.NumericValueOutOfRange, errors.InvalidDatetimeFormat,
-                        errors.DatetimeFieldOverflow)):
+    if isinstance(
+        exc,
+        (
+            errors.InvalidTextRepresentation,
+            errors.InvalidParameterValue,
+            errors.NumericValueOutOfRange,
+            errors.InvalidDatetimeFormat,
+            errors.DatetimeFieldOverflow,
+        ),
+    ):
         id_type = spec.column_types.get(spec.columns.id, "its type")
         return BadJobId(f"bad job id: {first}; ids of {spec.table} are {id_type}")
     if isinstance(exc, errors.LockNotAvailable):
-        return UserError(f"{spec.table} is locked by another session (not a worker's row lock: "
-                         f"those are skipped); nothing changed, try again: {first}")
+        return UserError(
+            f"{spec.table} is locked by another session (not a worker's row lock: "
+            f"those are skipped); nothing changed, try again: {first}"
+        )
     if isinstance(exc, errors.ReadOnlySqlTransaction):
         return UserError(f"the server refuses writes here ({first}); connect to the primary")
     if isinstance(exc, errors.InsufficientPrivilege):
-        return UserError(f"permission denied: {first}; grant the privilege named there to "
-                         "this role or use one that has it")
-    if (isinstance(exc, (errors.UniqueViolation, errors.CheckViolation))
-            and exc.diag.table_name == spec.table.name):
-        return UserError(f"{spec.table} refused the change through its constraint "
-                         f"{exc.diag.constraint_name} ({first}): another job may hold the same "
-                         "key; nothing changed")
+        return UserError(
+            f"permission denied: {first}; grant the privilege named there to "
+            "this role or use one that has it"
+        )
+    if (
+        isinstance(exc, (errors.UniqueViolation, errors.CheckViolation))
+        and exc.diag.table_name == spec.table.name
+    ):
+        return UserError(
+            f"{spec.table} refused the change through its constraint "
+            f"{exc.diag.constraint_name} ({first}): another job may hold the same "
+            "key; nothing changed"
+        )
     if isinstance(exc, errors.UniqueViolation):
-        return UserError(f"dead-letter table already holds one of these jobs ({first}); "
-                         "nothing changed")
+        return UserError(
+            f"dead-letter table already holds one of these jobs ({first}); nothing changed"
+        )
     return None
 
 
-def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
-                 ids: Iterable[str]) -> tuple[list[ObservedJob], list[Skipped]]:
+def observe_jobs(
+    conn: psycopg.Connection, spec: QueueSpec, ids: Iterable[str]
+) -> tuple[list[ObservedJob], list[Skipped]]:
     """What the operator sees now for these ids (a plain read, no lock), and the ids not found.
 
     This is how the CLI gets an observed state; the TUI takes it from its snapshot.
@@ -118,9 +137,10 @@ def observe_jobs(conn: psycopg.Connection, spec: QueueSpec,
         conn.rollback()
         raise (friendly_error(exc, spec) or exc) from exc
     conn.commit()
-    return ([found[i].observed() for i in wanted if i in found],
-            [Skipped(i, ALREADY_DEAD if i in moved else NOT_FOUND)
-             for i in wanted if i not in found])
+    return (
+        [found[i].observed() for i in wanted if i in found],
+        [Skipped(i, ALREADY_DEAD if i in moved else NOT_FOUND) for i in wanted if i not in found],
+    )
 
 
 @dataclass(frozen=True)
@@ -132,39 +152,61 @@ class Changed:
     new_token: str | None
 
 
-def run_guarded(conn: psycopg.Connection, statement: sql.Composable,
-                params: dict[str, object]) -> dict[str, Changed]:
+def run_guarded(
+    conn: psycopg.Connection, statement: sql.Composable, params: dict[str, object]
+) -> dict[str, Changed]:
     """Run a guarded statement; the rows it changed, by the id the operator gave."""
     with conn.cursor(row_factory=class_row(Changed)) as cur:
         return {r.queuetop_given: r for r in cur.execute(statement, params).fetchall()}
 
 
-def changed_result(action: str, ids: list[str], changed: dict[str, Changed],
-                   skipped: list[Skipped], dry_run: bool, id_type: str) -> ActionResult:
+def changed_result(
+    action: str,
+    ids: list[str],
+    changed: dict[str, Changed],
+    skipped: list[Skipped],
+    dry_run: bool,
+    id_type: str,
+) -> ActionResult:
     """The result of an action, in the order the ids were given."""
     return ActionResult(
-        action, changed=tuple(changed[i].id for i in ids if i in changed),
-        skipped=tuple(skipped), dry_run=dry_run, id_type=id_type,
-        detail={"new_lease_tokens": {changed[i].id: changed[i].new_token
-                                     for i in ids if i in changed}})
+        action,
+        changed=tuple(changed[i].id for i in ids if i in changed),
+        skipped=tuple(skipped),
+        dry_run=dry_run,
+        id_type=id_type,
+        detail={
+            "new_lease_tokens": {changed[i].id: changed[i].new_token for i in ids if i in changed}
+        },
+    )
 
 
-def skipped_entries(skipped: Iterable[Skipped], locked: dict[str, JobRow],
-                    seen: dict[str, ObservedJob]) -> list[AuditEntry]:
+def skipped_entries(
+    skipped: Iterable[Skipped], locked: dict[str, JobRow], seen: dict[str, ObservedJob]
+) -> list[AuditEntry]:
     """Audit entries of the skipped jobs: what they were when locked, what the operator saw."""
     entries = []
     for s in skipped:
         now = locked.get(s.id)
-        entries.append(AuditEntry(
-            target=s.id, from_state=now.as_state() if now else None, to_state=None,
-            outcome="skipped", detail={"skip_reason": s.reason,
-                                       "observed": seen[s.id].__dict__ if s.id in seen else None}))
+        entries.append(
+            AuditEntry(
+                target=s.id,
+                from_state=now.as_state() if now else None,
+                to_state=None,
+                outcome="skipped",
+                detail={
+                    "skip_reason": s.reason,
+                    "observed": seen[s.id].__dict__ if s.id in seen else None,
+                },
+            )
+        )
     return entries
 
 
 @contextmanager
-def audited_transaction(conn: psycopg.Connection, spec: QueueSpec,
-                        audit: AuditSink) -> Iterator[None]:
+def audited_transaction(
+    conn: psycopg.Connection, spec: QueueSpec, audit: AuditSink
+) -> Iterator[None]:
     """An action's transaction: rolled back (and the audit told so) on any failure, a
     database error an operator can act on turned into one line."""
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -181,9 +223,16 @@ def audited_transaction(conn: psycopg.Connection, spec: QueueSpec,
         raise
 
 
-def requeue(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], *,
-            audit: AuditSink, force: bool = False, reason: str | None = None,
-            dry_run: bool = False) -> ActionResult:
+def requeue(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    observed: Sequence[ObservedJob],
+    *,
+    audit: AuditSink,
+    force: bool = False,
+    reason: str | None = None,
+    dry_run: bool = False,
+) -> ActionResult:
     """Back to ready: worker and lease cleared, attempts kept, lease token advanced.
 
     Only running (past its lease unless `force`) or failed jobs still as observed change.
@@ -191,9 +240,16 @@ def requeue(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[Observ
     return _run(conn, spec, observed, requeue_plan(spec, force), audit, reason, dry_run, force)
 
 
-def dead_letter(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], *,
-                audit: AuditSink, reason: str, force: bool = False,
-                dry_run: bool = False) -> ActionResult:
+def dead_letter(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    observed: Sequence[ObservedJob],
+    *,
+    audit: AuditSink,
+    reason: str,
+    force: bool = False,
+    dry_run: bool = False,
+) -> ActionResult:
     """Per policy.dead_letter: a state change (reason into last_error) or a move to the
     dead-letter table, in one statement. Ready, failed, or running past its lease."""
     if not reason or not reason.strip():
@@ -202,8 +258,16 @@ def dead_letter(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[Ob
     return _run(conn, spec, observed, plan, audit, reason, dry_run, force)
 
 
-def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJob], plan: Plan,
-         audit: AuditSink, reason: str | None, dry_run: bool, force: bool) -> ActionResult:
+def _run(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    observed: Sequence[ObservedJob],
+    plan: Plan,
+    audit: AuditSink,
+    reason: str | None,
+    dry_run: bool,
+    force: bool,
+) -> ActionResult:
     seen = {o.id: o for o in observed}  # one entry per id, the last observation wins
     id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
@@ -212,32 +276,48 @@ def _run(conn: psycopg.Connection, spec: QueueSpec, observed: Sequence[ObservedJ
         for table, privileges in plan.needed:
             require_privileges(conn, table, privileges)
         ids = list(seen)
-        locked = {r.queuetop_given: r for r in job_rows(
-            conn, statement(spec, "actions/lock_jobs", **job_parts(spec)), _job_params(spec, ids))}
+        locked = {
+            r.queuetop_given: r
+            for r in job_rows(
+                conn,
+                statement(spec, "actions/lock_jobs", **job_parts(spec)),
+                _job_params(spec, ids),
+            )
+        }
         skipped = _unlocked(conn, spec, [i for i in ids if i not in locked])
         targets = [seen[i] for i in ids if i in locked]
         changed = _apply(conn, plan, targets)
-        skipped += [Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force,
-                                              plan.action))
-                    for o in targets if o.id not in changed]
+        skipped += [
+            Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force, plan.action))
+            for o in targets
+            if o.id not in changed
+        ]
         result = changed_result(plan.action, ids, changed, skipped, dry_run, id_type)
         if dry_run:
             conn.rollback()
             return result
-        audit.record(conn, plan.action, str(spec.table), reason,
-                     _entries(plan, locked, changed, result.skipped, seen))
+        audit.record(
+            conn,
+            plan.action,
+            str(spec.table),
+            reason,
+            _entries(plan, locked, changed, result.skipped, seen),
+        )
     commit(conn, audit)
     return result
 
 
-def _apply(conn: psycopg.Connection, plan: Plan,
-           targets: list[ObservedJob]) -> dict[str, Changed]:
+def _apply(conn: psycopg.Connection, plan: Plan, targets: list[ObservedJob]) -> dict[str, Changed]:
     """Run the guarded statement on the rows this transaction holds locked."""
     if not targets:
         return {}
-    params = {**plan.params, "ids": [o.id for o in targets],
-              "statuses": [o.status for o in targets], "workers": [o.worker for o in targets],
-              "tokens": [o.lease_token for o in targets]}
+    params = {
+        **plan.params,
+        "ids": [o.id for o in targets],
+        "statuses": [o.status for o in targets],
+        "workers": [o.worker for o in targets],
+        "tokens": [o.lease_token for o in targets],
+    }
     return run_guarded(conn, plan.statement, params)
 
 
@@ -246,16 +326,33 @@ def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list
     table, or gone."""
     if not ids:
         return []
-    present = {r.queuetop_given for r in job_rows(
-        conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids))}
+    present = {
+        r.queuetop_given
+        for r in job_rows(
+            conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids)
+        )
+    }
     moved = in_dead_table(conn, spec, [i for i in ids if i not in present])
-    return [Skipped(i, LOCKED if i in present else ALREADY_DEAD if i in moved else NOT_FOUND)
-            for i in ids]
+    return [
+        Skipped(i, LOCKED if i in present else ALREADY_DEAD if i in moved else NOT_FOUND)
+        for i in ids
+    ]
 
 
-def _entries(plan: Plan, locked: dict[str, JobRow], changed: dict[str, Changed],
-             skipped: tuple[Skipped, ...], seen: dict[str, ObservedJob]) -> list[AuditEntry]:
-    return [AuditEntry(target=row.id, from_state=locked[given].as_state(),
-                       to_state=plan.to_state, outcome="changed",
-                       detail={"new_lease_token": row.new_token})
-            for given, row in changed.items()] + skipped_entries(skipped, locked, seen)
+def _entries(
+    plan: Plan,
+    locked: dict[str, JobRow],
+    changed: dict[str, Changed],
+    skipped: tuple[Skipped, ...],
+    seen: dict[str, ObservedJob],
+) -> list[AuditEntry]:
+    return [
+        AuditEntry(
+            target=row.id,
+            from_state=locked[given].as_state(),
+            to_state=plan.to_state,
+            outcome="changed",
+            detail={"new_lease_token": row.new_token},
+        )
+        for given, row in changed.items()
+    ] + skipped_entries(skipped, locked, seen)

@@ -17,10 +17,11 @@ from psycopg import sql
 
 from dashboard.actions.guards import FROM_ROLES, JobRow
 from dashboard.actions.jobs import friendly_error, job_rows
-from dashboard.actions.results import ActionResult, ObservedJob
+from dashboard.actions.results import ActionResult
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
-from dashboard.queue_sql import queue_parts, statement
+from dashboard.observed.records import ObservedJob
+from dashboard.queue_sql.parts import queue_parts, statement
 
 DEFAULT_BATCH = 100
 MAX_BATCH = 10_000
@@ -41,10 +42,12 @@ class Selection:
 
     def describe(self) -> str:
         what = "stale leases" if self.stale_only else f"jobs in {', '.join(self.values)}"
-        more = [f"older than {self.older_than_s:g}s" if self.older_than_s else "",
-                f"of worker {self.worker}" if self.worker else "",
-                f"in group {self.group}" if self.group else "",
-                f"at most {self.limit}" if self.limit else ""]
+        more = [
+            f"older than {self.older_than_s:g}s" if self.older_than_s else "",
+            f"of worker {self.worker}" if self.worker else "",
+            f"in group {self.group}" if self.group else "",
+            f"at most {self.limit}" if self.limit else "",
+        ]
         return " ".join([what, *filter(None, more)])
 
 
@@ -55,51 +58,64 @@ def selection_values(spec: QueueSpec, state: str, action: str) -> tuple[str, ...
     role = state if state in spec.roles else spec.role_of(state)
     if role is None:
         known = [r for r in spec.roles if spec.values(r)]
-        raise UserError(f"bad --state {state!r}: not a role ({', '.join(known)}) nor a state "
-                        f"value of {spec.table}")
+        raise UserError(
+            f"bad --state {state!r}: not a role ({', '.join(known)}) nor a state "
+            f"value of {spec.table}"
+        )
     if role not in allowed:
-        raise UserError(f"{action} does not apply to {role} jobs; --state takes "
-                        f"{', '.join(r for r in allowed if r in spec.roles)}")
+        raise UserError(
+            f"{action} does not apply to {role} jobs; --state takes "
+            f"{', '.join(r for r in allowed if r in spec.roles)}"
+        )
     values = spec.values(role) if state == role else (state,)
     if role == "scheduled" and not spec.values("scheduled"):
-        raise UserError("scheduled jobs are ready jobs due later here: select them with "
-                        "--state ready")
+        raise UserError(
+            "scheduled jobs are ready jobs due later here: select them with --state ready"
+        )
     if not values:
         raise UserError(f"the spec of {spec.table} has no {role} state value")
     return values
 
 
-def _older(spec: QueueSpec, parts: dict[str, sql.Composable], stale_only: bool
-           ) -> sql.Composable:
+def _older(spec: QueueSpec, parts: dict[str, sql.Composable], stale_only: bool) -> sql.Composable:
     """The time a job's age is measured from: its lease expiry for a stale lease, else its
     last claim, due time or enqueue time, whichever the spec has first."""
     if stale_only:
         return parts["expires_at"]
     cols = spec.columns
     if not (cols.started_at or cols.scheduled_at or cols.created_at):
-        raise UserError(f"--older-than needs a time column: the spec of {spec.table} names no "
-                        "started_at, scheduled_at or created_at; pass --started-at-column or "
-                        "--created-at-column")
-    return sql.SQL("coalesce({}, {}, {})").format(parts["started_at"], parts["scheduled_at"],
-                                                  parts["created_at"])
+        raise UserError(
+            f"--older-than needs a time column: the spec of {spec.table} names no "
+            "started_at, scheduled_at or created_at; pass --started-at-column or "
+            "--created-at-column"
+        )
+    return sql.SQL("coalesce({}, {}, {})").format(
+        parts["started_at"], parts["scheduled_at"], parts["created_at"]
+    )
 
 
-def select_batch(conn: psycopg.Connection, spec: QueueSpec, sel: Selection,
-                 after: str | None, size: int) -> list[ObservedJob]:
+def select_batch(
+    conn: psycopg.Connection, spec: QueueSpec, sel: Selection, after: str | None, size: int
+) -> list[ObservedJob]:
     """The next `size` jobs of the selection after id `after`, as observed now."""
     parts = queue_parts(spec)
     # an OR of equalities: partial indexes on each value can serve it (see queue_sql.state_in)
     holders = {f"v{i}": v for i, v in enumerate(sel.values)}
-    rows = sql.SQL("({})").format(sql.SQL(" OR ").join(
-        sql.SQL("{} = {}").format(parts["state"], sql.Placeholder(k)) for k in holders))
+    rows = sql.SQL("({})").format(
+        sql.SQL(" OR ").join(
+            sql.SQL("{} = {}").format(parts["state"], sql.Placeholder(k)) for k in holders
+        )
+    )
     params = {**holders, "limit": size}
-    clause = {name: sql.SQL("true") for name in ("stale", "older", "of_worker", "in_group",
-                                                   "after")}
+    clause = {
+        name: sql.SQL("true") for name in ("stale", "older", "of_worker", "in_group", "after")
+    }
     if sel.stale_only:
         clause["stale"] = parts["is_stale"]
     if sel.older_than_s:
         clause["older"] = sql.SQL("{} <= now() - make_interval(secs => %(older_s)s)").format(
-            _older(spec, parts, sel.stale_only))
+            _older(spec, parts, sel.stale_only)
+        )
         params["older_s"] = float(sel.older_than_s)
     if sel.worker is not None:
         clause["of_worker"] = sql.SQL("{}::text = %(worker)s").format(parts["worker"])
@@ -108,8 +124,9 @@ def select_batch(conn: psycopg.Connection, spec: QueueSpec, sel: Selection,
         clause["in_group"] = sql.SQL("{}::text = %(group)s").format(parts["group"])
         params["group"] = sel.group
     if after is not None:
-        clause["after"] = sql.SQL("t.{} > %(after)s::text::{}").format(parts["id"],
-                                                                      parts["id_type"])
+        clause["after"] = sql.SQL("t.{} > %(after)s::text::{}").format(
+            parts["id"], parts["id_type"]
+        )
         params["after"] = after
     stmt = statement(spec, "actions/select_jobs", **parts, rows=rows, **clause)
     try:
@@ -121,8 +138,9 @@ def select_batch(conn: psycopg.Connection, spec: QueueSpec, sel: Selection,
     return [r.observed() for r in found]
 
 
-def batches(conn: psycopg.Connection, spec: QueueSpec, sel: Selection
-            ) -> Iterator[list[ObservedJob]]:
+def batches(
+    conn: psycopg.Connection, spec: QueueSpec, sel: Selection
+) -> Iterator[list[ObservedJob]]:
     """The selection, batch after batch, each read just before it is acted on."""
     if not sel.values:
         return
@@ -140,19 +158,27 @@ def batches(conn: psycopg.Connection, spec: QueueSpec, sel: Selection
             return
 
 
-def run_batches(conn: psycopg.Connection, spec: QueueSpec, sel: Selection,
-                act: Callable[[Sequence[ObservedJob]], ActionResult],
-                on_batch: Callable[[int, ActionResult], None] | None = None,
-                action: str = "") -> ActionResult:
+def run_batches(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    sel: Selection,
+    act: Callable[[Sequence[ObservedJob]], ActionResult],
+    on_batch: Callable[[int, ActionResult], None] | None = None,
+    action: str = "",
+) -> ActionResult:
     """Act on every batch (each its own transaction); one result for them all."""
     total = ActionResult(action, id_type=spec.column_types.get(spec.columns.id, "text"))
     tokens: dict[str, object] = {}
     for n, batch in enumerate(batches(conn, spec, sel), start=1):
         result = act(batch)
         tokens.update(result.detail.get("new_lease_tokens", {}))
-        total = replace(total, action=result.action, dry_run=result.dry_run,
-                        changed=total.changed + result.changed,
-                        skipped=total.skipped + result.skipped)
+        total = replace(
+            total,
+            action=result.action,
+            dry_run=result.dry_run,
+            changed=total.changed + result.changed,
+            skipped=total.skipped + result.skipped,
+        )
         if on_batch is not None:
             on_batch(n, result)
     return replace(total, detail={"new_lease_tokens": tokens})

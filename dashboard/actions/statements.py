@@ -16,7 +16,7 @@ import queries
 from dashboard.actions.guards import FROM_ROLES
 from dashboard.errors import UserError
 from dashboard.models import Derived, QueueSpec, TableName
-from dashboard.queue_sql import queue_parts, statement
+from dashboard.queue_sql.parts import queue_parts, statement
 
 INTEGER_TYPES = ("smallint", "integer", "bigint", "numeric")
 # Columns a dead-letter table may add to the job's own, filled when present.
@@ -49,7 +49,8 @@ def guarded_parts(spec: QueueSpec, action: str) -> dict[str, sql.Composable]:
     every guarded statement of `action` ("requeue" or "dead_letter") applies."""
     parts = job_parts(spec)
     guard = queries.expression("actions/still_as_observed").format(
-        **parts, refusal=parts[f"{action}_refusal"])
+        **parts, refusal=parts[f"{action}_refusal"]
+    )
     return {**parts, "guard": guard}
 
 
@@ -76,8 +77,10 @@ def _token_advance(spec: QueueSpec) -> sql.Composable | None:
     elif kind.startswith("timestamp"):
         return None
     else:
-        raise UserError(f"cannot advance lease token column {column!r} of type {kind or '?'}: "
-                        "queuetop advances integer and uuid tokens; fix lease_token in the spec")
+        raise UserError(
+            f"cannot advance lease token column {column!r} of type {kind or '?'}: "
+            "queuetop advances integer and uuid tokens; fix lease_token in the spec"
+        )
     return sql.SQL("{} = {}").format(sql.Identifier(column), value)
 
 
@@ -86,12 +89,16 @@ def _set(column: str, value: sql.Composable) -> sql.Composable:
 
 
 def _common_params(spec: QueueSpec, force: bool, from_roles: tuple[str, ...]) -> dict[str, object]:
-    return {"force": force, "from_values": spec.values_of(from_roles),
-            "running_values": list(spec.values("running"))}
+    return {
+        "force": force,
+        "from_values": spec.values_of(from_roles),
+        "running_values": list(spec.values("running")),
+    }
 
 
-def _generic_sets(spec: QueueSpec, to_status: str, *more: sql.Composable
-                  ) -> tuple[sql.Composable, bool]:
+def _generic_sets(
+    spec: QueueSpec, to_status: str, *more: sql.Composable
+) -> tuple[sql.Composable, bool]:
     """`status = %(to_status)s, …, token = token + 1`: the SET of a generic statement."""
     cols = spec.columns
     status_type = sql.SQL(spec.column_types.get(str(cols.status), "text"))
@@ -111,21 +118,26 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
         changes, fences = f"as {spec.adapter}'s own retry does (its SQL: {name})", False
     else:
         if isinstance(cols.status, Derived):
-            raise UserError(f"the state of {spec.table} is derived: its adapter must say how "
-                            "to requeue (queries/presets/<adapter>/actions/do_requeue.sql)")
+            raise UserError(
+                f"the state of {spec.table} is derived: its adapter must say how "
+                "to requeue (queries/presets/<adapter>/actions/do_requeue.sql)"
+            )
         # an array worker column (worker_element) keeps its other elements: the next
         # claim rewrites it, as the libraries that use one do
         worker = None if spec.worker_element else cols.real("worker")
         cleared = [c for c in (worker, cols.real("lease_until")) if c]
         sets, fences = _generic_sets(spec, ready, *(_set(c, sql.SQL("NULL")) for c in cleared))
         stmt = statement(spec, name, **guarded_parts(spec, "requeue"), assignments=sets)
-        changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared
-                                                else "")
+        changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared else "")
     return Plan(
-        action="requeue", statement=stmt, from_roles=from_roles, to_state=ready,
+        action="requeue",
+        statement=stmt,
+        from_roles=from_roles,
+        to_state=ready,
         needed=((spec.table, ("UPDATE",)),),
         params={**_common_params(spec, force, from_roles), "to_status": ready},
-        changes=changes + ("; lease token advanced" if fences else ""), fences=fences,
+        changes=changes + ("; lease token advanced" if fences else ""),
+        fences=fences,
     )
 
 
@@ -135,12 +147,15 @@ def dead_status(spec: QueueSpec) -> str:
         return policy.status
     if policy is None and spec.values("dead"):
         return spec.values("dead")[0]
-    raise UserError(f"queue spec of {spec.table} has no dead-letter policy; set policy.dead_letter "
-                    "to 'status:VALUE' or 'table:schema.name'")
+    raise UserError(
+        f"queue spec of {spec.table} has no dead-letter policy; set policy.dead_letter "
+        "to 'status:VALUE' or 'table:schema.name'"
+    )
 
 
-def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, reason: str,
-                     actor: str) -> Plan:
+def dead_letter_plan(
+    conn: psycopg.Connection, spec: QueueSpec, force: bool, reason: str, actor: str
+) -> Plan:
     from_roles = FROM_ROLES["dead-letter"]
     params = {**_common_params(spec, force, from_roles), "reason": reason, "actor": actor}
     policy = spec.policy.dead_letter
@@ -154,47 +169,76 @@ def dead_letter_plan(conn: psycopg.Connection, spec: QueueSpec, force: bool, rea
         changes, fences = f"as {spec.adapter}'s own discard does (its SQL: {name})", False
     else:
         if isinstance(cols.status, Derived):
-            raise UserError(f"the state of {spec.table} is derived: its adapter must say how "
-                            f"to dead-letter (queries/presets/<adapter>/{name}.sql)")
+            raise UserError(
+                f"the state of {spec.table} is derived: its adapter must say how "
+                f"to dead-letter (queries/presets/<adapter>/{name}.sql)"
+            )
         error = cols.real("last_error")
-        sets, fences = _generic_sets(spec, value, *([_set(error, sql.SQL("%(reason)s"))]
-                                                    if error else []))
+        sets, fences = _generic_sets(
+            spec, value, *([_set(error, sql.SQL("%(reason)s"))] if error else [])
+        )
         stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"), assignments=sets)
         changes = f"state set to {value!r}" + (f"; the reason into {error}" if error else "")
     return Plan(
-        action="dead-letter", statement=stmt, from_roles=from_roles, to_state=value,
+        action="dead-letter",
+        statement=stmt,
+        from_roles=from_roles,
+        to_state=value,
         needed=((spec.table, ("UPDATE",)),),
         params={**params, "to_status": value},
-        changes=changes + ("; lease token advanced" if fences else ""), fences=fences,
+        changes=changes + ("; lease token advanced" if fences else ""),
+        fences=fences,
     )
 
 
-def _move_plan(conn: psycopg.Connection, spec: QueueSpec, dead: TableName,
-               from_roles: tuple[str, ...], params: dict[str, object]) -> Plan:
+def _move_plan(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    dead: TableName,
+    from_roles: tuple[str, ...],
+    params: dict[str, object],
+) -> Plan:
     """Explicit column lists from the catalog: every job column, plus the extras the table has."""
-    insertable = [r[0] for r in conn.execute(queries.load("actions/get_insertable_columns"),
-                                             {"schema": dead.schema or "public",
-                                              "table": dead.name}).fetchall()]
+    insertable = [
+        r[0]
+        for r in conn.execute(
+            queries.load("actions/get_insertable_columns"),
+            {"schema": dead.schema or "public", "table": dead.name},
+        ).fetchall()
+    ]
     columns = list(spec.column_types)
     missing = [c for c in columns if c not in insertable]
     if missing:
-        raise UserError(f"dead-letter table {dead} lacks column(s) {', '.join(missing)} of "
-                        f"{spec.table}; add them so nothing is lost in the move")
+        raise UserError(
+            f"dead-letter table {dead} lacks column(s) {', '.join(missing)} of "
+            f"{spec.table}; add them so nothing is lost in the move"
+        )
     extras = [c for c in DEAD_EXTRAS if c in insertable and c not in columns]
-    extra_values = {"dead_reason": sql.Placeholder("reason"), "dead_at": sql.SQL("now()"),
-                    "dead_by": sql.Placeholder("actor")}
+    extra_values = {
+        "dead_reason": sql.Placeholder("reason"),
+        "dead_at": sql.SQL("now()"),
+        "dead_by": sql.Placeholder("actor"),
+    }
     ident = sql.Identifier
     move = statement(
-        spec, "actions/do_dead_letter_move", **guarded_parts(spec, "dead_letter"),
+        spec,
+        "actions/do_dead_letter_move",
+        **guarded_parts(spec, "dead_letter"),
         moved_columns=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in columns),
         dead_table=ident(*dead.parts()),
         dead_columns=sql.SQL(", ").join(ident(c) for c in columns + extras),
-        select_columns=sql.SQL(", ").join([ident(c) for c in columns]
-                                          + [extra_values[c] for c in extras]),
+        select_columns=sql.SQL(", ").join(
+            [ident(c) for c in columns] + [extra_values[c] for c in extras]
+        ),
         dead_id=ident(spec.columns.id),
     )
-    return Plan(action="dead-letter", statement=move, from_roles=from_roles,
-                to_state=f"table:{dead}",
-                needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT", "SELECT"))),
-                params=params, changes=f"moved to {dead} (deleted here in the same statement)",
-                fences=True)
+    return Plan(
+        action="dead-letter",
+        statement=move,
+        from_roles=from_roles,
+        to_state=f"table:{dead}",
+        needed=((spec.table, ("UPDATE", "DELETE")), (dead, ("INSERT", "SELECT"))),
+        params=params,
+        changes=f"moved to {dead} (deleted here in the same statement)",
+        fences=True,
+    )

@@ -20,7 +20,19 @@ from dashboard.browse.pages import (
 from dashboard.browse.rows import JobRow, RowField, escape_controls, read_row
 
 __all__ = [
-    "BROWSE_ROLES", "DEAD_TABLE", "PAGE_ROWS", "QUEUE", "BrowseQuery", "BrowsedJob", "JobRow",
-    "Page", "PageReader", "PageStart", "RowField", "browse_roles", "dead_table",
-    "escape_controls", "read_row",
+    "BROWSE_ROLES",
+    "DEAD_TABLE",
+    "PAGE_ROWS",
+    "QUEUE",
+    "BrowseQuery",
+    "BrowsedJob",
+    "JobRow",
+    "Page",
+    "PageReader",
+    "PageStart",
+    "RowField",
+    "browse_roles",
+    "dead_table",
+    "escape_controls",
+    "read_row",
 ]

@@ -21,10 +21,10 @@ from psycopg import sql
 from psycopg.rows import class_row
 
 import queries
-from dashboard.actions.dead_table import dead_parts, dead_table
-from dashboard.actions.results import ObservedJob
 from dashboard.models import QueueSpec
-from dashboard.queue_sql import queue_parts, state_in, statement
+from dashboard.observed.records import ObservedJob
+from dashboard.queue_sql.dead_table import dead_parts, dead_table
+from dashboard.queue_sql.parts import queue_parts, state_in, statement
 
 # The roles an operator browses, in the order the role key cycles through them.
 BROWSE_ROLES = ("failed", "dead", "ready", "scheduled", "running")
@@ -74,10 +74,16 @@ class BrowsedJob:
 
     def observed(self) -> ObservedJob:
         """The job as the operator sees it on the page: what a guarded action needs."""
-        return ObservedJob(id=self.id, status=self.status, worker=self.worker,
-                           lease_token=self.lease_token, lease_until=self.lease_until,
-                           expired=self.expired, requeue_refusal=self.requeue_refusal,
-                           dead_letter_refusal=self.dead_letter_refusal)
+        return ObservedJob(
+            id=self.id,
+            status=self.status,
+            worker=self.worker,
+            lease_token=self.lease_token,
+            lease_until=self.lease_until,
+            expired=self.expired,
+            requeue_refusal=self.requeue_refusal,
+            dead_letter_refusal=self.dead_letter_refusal,
+        )
 
 
 @dataclass(frozen=True)
@@ -108,12 +114,14 @@ class Page:
 def browse_roles(spec: QueueSpec) -> tuple[str, ...]:
     """The roles this queue has rows for: scheduled where jobs can be due later, dead where
     the spec has a dead value or table."""
+
     def has(role: str) -> bool:
         if role == "scheduled":
             return "scheduled" in spec.roles
         if role == "dead":
             return bool(spec.values("dead")) or dead_table(spec) is not None
         return bool(spec.values(role))
+
     return tuple(r for r in BROWSE_ROLES if has(r))
 
 
@@ -144,18 +152,27 @@ class PageReader:
         if self._dead_parts is None:
             table = dead_table(self.spec)
             assert table is not None
-            names = {r[0] for r in conn.execute(queries.load("browser/get_table_columns"), {
-                "schema": table.schema or "public", "table": table.name}).fetchall()}
-            reason = (sql.SQL("t.{}").format(sql.Identifier("dead_reason"))
-                      if "dead_reason" in names else sql.SQL("NULL::text"))
+            names = {
+                r[0]
+                for r in conn.execute(
+                    queries.load("browser/get_table_columns"),
+                    {"schema": table.schema or "public", "table": table.name},
+                ).fetchall()
+            }
+            reason = (
+                sql.SQL("t.{}").format(sql.Identifier("dead_reason"))
+                if "dead_reason" in names
+                else sql.SQL("NULL::text")
+            )
             self._dead_parts = {**dead_parts(self.spec), "dead_reason": reason}
         return self._dead_parts
 
     def source_parts(self, conn: psycopg.Connection, source: str) -> dict[str, sql.Composable]:
         return self.dead_parts(conn) if source == DEAD_TABLE else self.parts
 
-    def rows_of(self, role: str, source: str,
-                parts: dict[str, sql.Composable]) -> tuple[sql.Composable, dict]:
+    def rows_of(
+        self, role: str, source: str, parts: dict[str, sql.Composable]
+    ) -> tuple[sql.Composable, dict]:
         """The role's rows: its values' states (ready rows due later are scheduled); every
         row of the dead-letter table."""
         if source == DEAD_TABLE:
@@ -167,12 +184,15 @@ class PageReader:
             if role == "ready":
                 return sql.SQL("{} AND NOT {}").format(ready, due_later), params
             scheduled, more = state_in(spec, ("scheduled",), parts, prefix="s")
-            return (sql.SQL("({} OR ({} AND {}))").format(scheduled, ready, due_later),
-                    {**params, **more})
+            return (
+                sql.SQL("({} OR ({} AND {}))").format(scheduled, ready, due_later),
+                {**params, **more},
+            )
         return state_in(spec, (role,), parts)
 
-    def statement(self, conn: psycopg.Connection, query: BrowseQuery, source: str,
-                  start: PageStart | None) -> tuple[sql.Composed, dict[str, Any]]:
+    def statement(
+        self, conn: psycopg.Connection, query: BrowseQuery, source: str, start: PageStart | None
+    ) -> tuple[sql.Composed, dict[str, Any]]:
         """The page statement of one source, with its parameters (limit + 1: one more row
         says whether a next page exists)."""
         parts = self.source_parts(conn, source)
@@ -183,35 +203,54 @@ class PageReader:
             # rows of the same id in the other source sort queue first: past (id, source)
             ties = source != start.source and start.source == QUEUE
             op = ("<" if query.newest_first else ">") + ("=" if ties else "")
-            after = sql.SQL("t.{} {} %(after)s::text::{}").format(parts["id"], sql.SQL(op),
-                                                                  parts["id_type"])
+            after = sql.SQL("t.{} {} %(after)s::text::{}").format(
+                parts["id"], sql.SQL(op), parts["id_type"]
+            )
             params["after"] = str(start.sort_key)
         if query.group is not None:
             in_group = sql.SQL("{}::text = %(group)s").format(parts["group"])
             params["group"] = query.group
         if query.text:
-            fields = [sql.SQL("{}::text ILIKE %(pattern)s").format(parts[name])
-                      for name in ("last_error", "worker", "payload", "group", "dead_reason")]
+            fields = [
+                sql.SQL("{}::text ILIKE %(pattern)s").format(parts[name])
+                for name in ("last_error", "worker", "payload", "group", "dead_reason")
+            ]
             matches = sql.SQL("(t.{}::text = %(text)s OR {})").format(
-                parts["id"], sql.SQL(" OR ").join(fields))
+                parts["id"], sql.SQL(" OR ").join(fields)
+            )
             params.update(text=query.text, pattern=like_pattern(query.text))
-        stmt = statement(self.spec, "browser/get_jobs_page", **{
-            **parts, "rows": rows, "after": after, "in_group": in_group, "matches": matches,
-            "direction": sql.SQL("DESC" if query.newest_first else "ASC")})
+        stmt = statement(
+            self.spec,
+            "browser/get_jobs_page",
+            **{
+                **parts,
+                "rows": rows,
+                "after": after,
+                "in_group": in_group,
+                "matches": matches,
+                "direction": sql.SQL("DESC" if query.newest_first else "ASC"),
+            },
+        )
         return stmt, params
 
-    def read(self, conn: psycopg.Connection, query: BrowseQuery,
-             start: PageStart | None = None) -> Page:
+    def read(
+        self, conn: psycopg.Connection, query: BrowseQuery, start: PageStart | None = None
+    ) -> Page:
         """One page: each source read once (limit + 1 rows), merged by id."""
         sources = self.sources(query.role)
         found: list[BrowsedJob] = []
         for source in sources:
             stmt, params = self.statement(conn, query, source, start)
             with conn.cursor(row_factory=class_row(BrowsedJob)) as cur:
-                found += [replace(r, source=source)
-                          for r in cur.execute(stmt, params).fetchall()]
+                found += [replace(r, source=source) for r in cur.execute(stmt, params).fetchall()]
         rank = {QUEUE: 0, DEAD_TABLE: 1}
         found.sort(key=lambda r: rank[r.source])
         found.sort(key=lambda r: r.sort_key, reverse=query.newest_first)
-        return Page(query, tuple(found[:query.limit]), start, len(found) > query.limit,
-                    sources, statements=len(sources))
+        return Page(
+            query,
+            tuple(found[: query.limit]),
+            start,
+            len(found) > query.limit,
+            sources,
+            statements=len(sources),
+        )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import psycopg
 
 from dashboard.browse.pages import PageReader
-from dashboard.queue_sql import statement
+from dashboard.queue_sql.parts import statement
 
 CUT = 2000  # characters of each column read and shown; the detail says how many more
 
@@ -68,13 +68,16 @@ class JobRow:
         return bool(self.fields)
 
 
-def read_row(conn: psycopg.Connection, reader: PageReader, job_id: str, source: str,
-             cut: int = CUT) -> JobRow:
+def read_row(
+    conn: psycopg.Connection, reader: PageReader, job_id: str, source: str, cut: int = CUT
+) -> JobRow:
     """The whole row, each column cut to `cut` characters on the server."""
     parts = reader.source_parts(conn, source)
     stmt = statement(reader.spec, "browser/get_job_row", **parts)
     rows = conn.execute(stmt, {"id": job_id, "cut": cut}).fetchall()
     order = {name: i for i, name in enumerate(reader.spec.column_types)}
-    found = sorted((RowField(name, text, length, kind) for name, text, length, kind in rows),
-                   key=lambda f: (order.get(f.name, len(order)), f.name))
+    found = sorted(
+        (RowField(name, text, length, kind) for name, text, length, kind in rows),
+        key=lambda f: (order.get(f.name, len(order)), f.name),
+    )
     return JobRow(job_id, source, tuple(found))

@@ -11,27 +11,44 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from dashboard import config, db
-from dashboard.actions.audit_trail import DEFAULT_LIMIT, AuditPage, read_latest
+from dashboard.audit.trail import DEFAULT_LIMIT, AuditPage, read_latest
 from dashboard.cli.common import checked, connection_options, text
 from dashboard.errors import UserError
-from dashboard.report import one_line
+from dashboard.render.report import one_line
 
 LIMIT = checked(int, lambda n: 1 <= n <= 100_000, "a whole number from 1 to 100000")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("audit", parents=[connection_options()],
-                       help="list the latest recovery actions from the audit trail (reads only)")
-    p.add_argument("--since", metavar="D", type=text("a duration or a timestamp"),
-                   help="only actions since then: a duration back from now ('2h', "
-                        "'30 minutes') or a timestamp with its time zone")
-    p.add_argument("--limit", type=LIMIT, default=DEFAULT_LIMIT, metavar="N",
-                   help=f"at most N records, newest first (default {DEFAULT_LIMIT})")
-    p.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
-                   help="read this JSON-lines audit file instead of the queuetop.audit_log "
-                        "table (no database is needed)")
-    p.add_argument("--json", action="store_true",
-                   help='print {"source", "records": [...], "unreadable_lines"}')
+    p = sub.add_parser(
+        "audit",
+        parents=[connection_options()],
+        help="list the latest recovery actions from the audit trail (reads only)",
+    )
+    p.add_argument(
+        "--since",
+        metavar="D",
+        type=text("a duration or a timestamp"),
+        help="only actions since then: a duration back from now ('2h', "
+        "'30 minutes') or a timestamp with its time zone",
+    )
+    p.add_argument(
+        "--limit",
+        type=LIMIT,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"at most N records, newest first (default {DEFAULT_LIMIT})",
+    )
+    p.add_argument(
+        "--audit-file",
+        metavar="PATH",
+        type=text("a file path"),
+        help="read this JSON-lines audit file instead of the queuetop.audit_log "
+        "table (no database is needed)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help='print {"source", "records": [...], "unreadable_lines"}'
+    )
     p.set_defaults(handler=run_audit)
 
 
@@ -47,9 +64,11 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     except ValueError:
         at = None
     if at is None or at.tzinfo is None:
-        raise UserError(f"bad --since {text!r}: give a duration back from now ('2h', "
-                        "'30 minutes') or a timestamp with its time zone "
-                        "('2026-01-02 03:04:05+00')")
+        raise UserError(
+            f"bad --since {text!r}: give a duration back from now ('2h', "
+            "'30 minutes') or a timestamp with its time zone "
+            "('2026-01-02 03:04:05+00')"
+        )
     return at
 
 
@@ -67,22 +86,40 @@ def audit_text(page: AuditPage) -> str:
     header = ["at", "action", "target", "from -> to", "outcome", "reason", "who"]
     rows = []
     for r in page.records:
-        rows.append([f"{r.at.astimezone():%Y-%m-%d %H:%M:%S}", r.action, r.target,
-                     f"{r.was} -> {r.to_state or '-'}", r.what_happened,
-                     one_line(r.reason or "-", 40), r.who])
+        rows.append(
+            [
+                f"{r.at.astimezone():%Y-%m-%d %H:%M:%S}",
+                r.action,
+                r.target,
+                f"{r.was} -> {r.to_state or '-'}",
+                r.what_happened,
+                one_line(r.reason or "-", 40),
+                r.who,
+            ]
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = [f"{len(rows)} latest record(s) of {page.source}, newest first"]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-              for row in [header, *rows]]
+    lines += [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
     return "\n".join(lines + list(page.notes))
 
 
 def run_audit(args: argparse.Namespace) -> int:
     page = read_audit(args)
     if args.json:
-        print(json.dumps({"source": page.source,
-                          "records": [r.as_dict() for r in page.records],
-                          "unreadable_lines": page.unreadable}, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "source": page.source,
+                    "records": [r.as_dict() for r in page.records],
+                    "unreadable_lines": page.unreadable,
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         print(audit_text(page))
     return 0

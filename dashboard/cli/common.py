@@ -10,8 +10,9 @@ from typing import Any, NoReturn
 
 import psycopg
 
-from dashboard import config, db, redact
+from dashboard import config, db
 from dashboard.models import QueueSpec
+from dashboard.text import redact
 
 EXIT_USAGE = 2
 # A flag for every optional column of the spec (--started-at-column COLUMN, ...).
@@ -29,7 +30,7 @@ COLUMN_FLAGS = {
     "group": "queue name or task kind: counts and stale leases per group",
     "payload": "the job's arguments",
     "advisory_lock": "the key of the advisory lock a worker holds while it runs the job "
-                     "(running jobs are alive while it is held)",
+    "(running jobs are alive while it is held)",
 }
 # The dashboard's fastest refresh step (INTERVALS in dashboard/ui/app.py); a test ties them.
 MIN_INTERVAL_S = 0.2
@@ -52,12 +53,14 @@ def _looks_like_dsn(text: str) -> bool:
     return "://" in text or "password=" in text or "host=" in text or "dbname=" in text
 
 
-def checked(kind: Callable[[str], Any], accept: Callable[[Any], bool],
-            expected: str) -> Callable[[str], Any]:
+def checked(
+    kind: Callable[[str], Any], accept: Callable[[Any], bool], expected: str
+) -> Callable[[str], Any]:
     """An argparse `type` that refuses NaN, infinities and values outside `accept`.
 
     argparse turns the refusal into one usage line naming the flag, exit 2.
     """
+
     def parse(text: str) -> Any:
         try:
             value = kind(text)
@@ -73,10 +76,12 @@ def checked(kind: Callable[[str], Any], accept: Callable[[Any], bool],
 def text(what: str) -> Callable[[str], str]:
     """An argparse `type` for a text flag that refuses an empty value: `--table "$UNSET"`
     must not fall back to the default queue (nor `--dsn ""` to another server)."""
+
     def parse(value: str) -> str:
         if not value.strip():
-            raise argparse.ArgumentTypeError(f"expected {what}, got an empty value "
-                                             "(an unset variable?)")
+            raise argparse.ArgumentTypeError(
+                f"expected {what}, got an empty value (an unset variable?)"
+            )
         return value
 
     return parse
@@ -92,7 +97,8 @@ def dsn_value(value: str) -> str:
 PASSWORD_IN_DSN_WARNING = (
     "queuetop: warning: the password in --dsn can be read by other users of this machine "
     "(ps, /proc) for as long as queuetop runs; pass it in PGPASSWORD, ~/.pgpass or a "
-    "service file instead (README: Security)")
+    "service file instead (README: Security)"
+)
 
 
 def warn_password_in_dsn(args: argparse.Namespace) -> None:
@@ -102,19 +108,26 @@ def warn_password_in_dsn(args: argparse.Namespace) -> None:
         print(PASSWORD_IN_DSN_WARNING, file=sys.stderr)
 
 
-INTERVAL = checked(float, lambda v: MIN_INTERVAL_S <= v <= MAX_INTERVAL_S,
-                   f"a number of seconds from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
+INTERVAL = checked(
+    float,
+    lambda v: MIN_INTERVAL_S <= v <= MAX_INTERVAL_S,
+    f"a number of seconds from {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}",
+)
 
 
 def connection_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("connection")
-    group.add_argument("--dsn", type=dsn_value,
-                       help="libpq DSN or URL (default: DATABASE_URL, PG* variables, else the "
-                            "embedded server); keep the password out of it: PGPASSWORD, "
-                            "~/.pgpass or a service file")
-    group.add_argument("--debug", dest="sub_debug", action="store_true",
-                       help="show tracebacks on errors")
+    group.add_argument(
+        "--dsn",
+        type=dsn_value,
+        help="libpq DSN or URL (default: DATABASE_URL, PG* variables, else the "
+        "embedded server); keep the password out of it: PGPASSWORD, "
+        "~/.pgpass or a service file",
+    )
+    group.add_argument(
+        "--debug", dest="sub_debug", action="store_true", help="show tracebacks on errors"
+    )
     return parent
 
 
@@ -122,37 +135,67 @@ def recovery_options() -> argparse.ArgumentParser:
     """--read-only and --audit-file: shared by the dashboard and the action commands."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("recovery actions")
-    group.add_argument("--read-only", action="store_true",
-                       help="refuse every action (for shared terminals and runbook rehearsals)")
-    group.add_argument("--audit-file", metavar="PATH", type=text("a file path"),
-                       help="append the audit trail to this JSON-lines file instead of the "
-                            "queuetop.audit_log table")
+    group.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse every action (for shared terminals and runbook rehearsals)",
+    )
+    group.add_argument(
+        "--audit-file",
+        metavar="PATH",
+        type=text("a file path"),
+        help="append the audit trail to this JSON-lines file instead of the "
+        "queuetop.audit_log table",
+    )
     return parent
 
 
 def queue_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("queue spec (default: the demo preset)")
-    group.add_argument("--queue", metavar="FILE", type=text("a TOML file"),
-                       help="queue spec TOML file")
-    group.add_argument("--preset", metavar="NAME", type=text("a preset name"),
-                       help=f"named preset: {', '.join(config.preset_names())}")
-    group.add_argument("--table", type=text("a table name"),
-                       help="queue table, bare or schema-qualified")
-    group.add_argument("--id-column", metavar="NAME", type=text("a column name"),
-                       help="job id column")
-    group.add_argument("--status-column", metavar="NAME", type=text("a column name"),
-                       help="state column")
-    group.add_argument("--stale-after", metavar="DURATION", type=text("a duration"),
-                       help="running jobs without a lease expiry are stale after this")
+    group.add_argument(
+        "--queue", metavar="FILE", type=text("a TOML file"), help="queue spec TOML file"
+    )
+    group.add_argument(
+        "--preset",
+        metavar="NAME",
+        type=text("a preset name"),
+        help=f"named preset: {', '.join(config.preset_names())}",
+    )
+    group.add_argument(
+        "--table", type=text("a table name"), help="queue table, bare or schema-qualified"
+    )
+    group.add_argument(
+        "--id-column", metavar="NAME", type=text("a column name"), help="job id column"
+    )
+    group.add_argument(
+        "--status-column", metavar="NAME", type=text("a column name"), help="state column"
+    )
+    group.add_argument(
+        "--stale-after",
+        metavar="DURATION",
+        type=text("a duration"),
+        help="running jobs without a lease expiry are stale after this",
+    )
     columns = parent.add_argument_group(
-        "columns (override the spec; with --table alone the usual names are found)")
+        "columns (override the spec; with --table alone the usual names are found)"
+    )
     for key, what in COLUMN_FLAGS.items():
-        columns.add_argument(f"--{key.replace('_', '-')}-column", dest=f"column_{key}",
-                             metavar="COLUMN", type=text("a column name"), help=what)
-    group.add_argument("--interval", type=INTERVAL, default=2.0, metavar="SECONDS",
-                       help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}; "
-                            "monitoring statements time out within it")
+        columns.add_argument(
+            f"--{key.replace('_', '-')}-column",
+            dest=f"column_{key}",
+            metavar="COLUMN",
+            type=text("a column name"),
+            help=what,
+        )
+    group.add_argument(
+        "--interval",
+        type=INTERVAL,
+        default=2.0,
+        metavar="SECONDS",
+        help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}; "
+        "monitoring statements time out within it",
+    )
     return parent
 
 

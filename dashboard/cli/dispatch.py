@@ -7,7 +7,6 @@ from importlib.metadata import PackageNotFoundError, version
 
 import psycopg
 
-from dashboard import redact
 from dashboard.cli import (
     action_commands,
     audit_command,
@@ -23,6 +22,7 @@ from dashboard.cli import (
 )
 from dashboard.cli.common import EXIT_USAGE, OneLineParser
 from dashboard.errors import UserError
+from dashboard.text import redact
 
 COMMAND_MODULES = (
     db_commands,
@@ -76,6 +76,8 @@ def run(argv: list[str]) -> int:
         if debug:
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"queuetop: database error: {redact.scrub(first)}; rerun with --debug for details",
-              file=sys.stderr)
+        print(
+            f"queuetop: database error: {redact.scrub(first)}; rerun with --debug for details",
+            file=sys.stderr,
+        )
         return EXIT_USAGE

@@ -15,15 +15,25 @@ TIMEOUT_MS = 5000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", parents=[connection_options(), queue_options()],
-                       help="what would make the queue cheap to watch and healthy to run, with "
-                            "the SQL to fix it (never run): exit 0 healthy, 1 findings, 2 error")
-    p.add_argument("--json", action="store_true",
-                   help='print {"queue", "healthy", "findings": [{"check", "title", "detail", '
-                        '"fix"}], "notes", "checks"}')
-    p.add_argument("--horizon-age", type=duration_limit, metavar="DURATION",
-                   default=doctor.Limits.horizon_age_s,
-                   help="report transactions and snapshots open longer than this (default 1m)")
+    p = sub.add_parser(
+        "doctor",
+        parents=[connection_options(), queue_options()],
+        help="what would make the queue cheap to watch and healthy to run, with "
+        "the SQL to fix it (never run): exit 0 healthy, 1 findings, 2 error",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"queue", "healthy", "findings": [{"check", "title", "detail", '
+        '"fix"}], "notes", "checks"}',
+    )
+    p.add_argument(
+        "--horizon-age",
+        type=duration_limit,
+        metavar="DURATION",
+        default=doctor.Limits.horizon_age_s,
+        help="report transactions and snapshots open longer than this (default 1m)",
+    )
     p.set_defaults(handler=run_doctor)
 
 

@@ -30,21 +30,29 @@ def listen_address(text: str) -> tuple[str, int]:
     port = int(match.group("port")) if match else -1
     if not match or port > 65535:
         raise argparse.ArgumentTypeError(
-            f"expected HOST:PORT such as 127.0.0.1:9187 (port 0 to 65535), got {text!r}")
+            f"expected HOST:PORT such as 127.0.0.1:9187 (port 0 to 65535), got {text!r}"
+        )
     host = match.group("v6") or match.group("host") or "0.0.0.0"
     return host, port
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", parents=[connection_options(), queue_options()],
-                       help="serve the queue's numbers as Prometheus metrics (/metrics)",
-                       description="Poll the queue every --interval seconds (default "
-                                   f"{DEFAULT_EXPORT_INTERVAL_S:g} here) and serve the last "
-                                   "snapshot as Prometheus / OpenMetrics metrics.")
-    p.add_argument("--listen", type=listen_address, default=DEFAULT_LISTEN,
-                   metavar="HOST:PORT",
-                   help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: any "
-                        "free port, printed at start)")
+    p = sub.add_parser(
+        "export",
+        parents=[connection_options(), queue_options()],
+        help="serve the queue's numbers as Prometheus metrics (/metrics)",
+        description="Poll the queue every --interval seconds (default "
+        f"{DEFAULT_EXPORT_INTERVAL_S:g} here) and serve the last "
+        "snapshot as Prometheus / OpenMetrics metrics.",
+    )
+    p.add_argument(
+        "--listen",
+        type=listen_address,
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: any "
+        "free port, printed at start)",
+    )
     p.set_defaults(handler=run_export, interval=DEFAULT_EXPORT_INTERVAL_S)
 
 
@@ -53,7 +61,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from dashboard.exporter import Exporter, is_connection_error, one_line, serve_metrics
+    from dashboard.metrics.exporter import Exporter, is_connection_error, one_line, serve_metrics
 
     spec = spec_from_args(args)  # bad TOML or preset fails before any connection
     target = db.resolve_target(args.dsn)
@@ -63,20 +71,25 @@ def run_export(args: argparse.Namespace) -> int:
         exporter.close()  # a bad spec or a missing table: say so now, not on every poll
         raise failure if isinstance(failure, UserError) else UserError(one_line(failure))
     if failure is not None:  # a service may start before its database: serve up 0, retry
-        exporter.log(f"poll failed (disconnected): {one_line(failure)}; serving "
-                     "queuetop_up 0 and retrying")
+        exporter.log(
+            f"poll failed (disconnected): {one_line(failure)}; serving queuetop_up 0 and retrying"
+        )
     warn_password_in_dsn(args)  # it runs for days: its command line with it
     host, port = args.listen
     try:
         httpd = serve_metrics(exporter, host, port)
     except OSError as exc:
         exporter.close()
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
-                        "choose another --listen") from exc
+        raise UserError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --listen"
+        ) from exc
     bound = httpd.server_address[1]
     shown = f"[{host}]" if ":" in host else host
-    print(f"queuetop export: serving http://{shown}:{bound}/metrics for {exporter.spec.table}, "
-          f"polling every {args.interval:g}s", flush=True)
+    print(
+        f"queuetop export: serving http://{shown}:{bound}/metrics for {exporter.spec.table}, "
+        f"polling every {args.interval:g}s",
+        flush=True,
+    )
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop: a clean exit
     stop = threading.Event()

@@ -21,11 +21,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def describe(name: str) -> dict[str, object]:
     spec: QueueSpec = config.load_preset(name)
     about = config.preset_about(name)
-    return {"preset": name, "table": str(spec.table),
-            **{key: about.get(key, "") for key in ABOUT_KEYS},
-            "roles": {role: list(spec.values(role)) for role in spec.roles
-                      if spec.values(role)},
-            "group": str(spec.columns.group) if spec.columns.group else None}
+    return {
+        "preset": name,
+        "table": str(spec.table),
+        **{key: about.get(key, "") for key in ABOUT_KEYS},
+        "roles": {role: list(spec.values(role)) for role in spec.roles if spec.values(role)},
+        "group": str(spec.columns.group) if spec.columns.group else None,
+    }
 
 
 def run_presets(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from dashboard import config, db, schema
+from dashboard import config, db
 from dashboard.cli.common import (
     INTERVAL,
     MAX_INTERVAL_S,
@@ -19,29 +19,49 @@ from dashboard.cli.common import (
 )
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.strategies import STRATEGIES
+from dashboard.setup import schema
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("watch", parents=[connection_options(), queue_options(),
-                                               recovery_options()],
-                       help="open the live dashboard on a queue table")
+    p = sub.add_parser(
+        "watch",
+        parents=[connection_options(), queue_options(), recovery_options()],
+        help="open the live dashboard on a queue table",
+    )
     p.set_defaults(handler=run_watch)
 
-    p = sub.add_parser("demo", parents=[connection_options(), recovery_options()],
-                       help="create the demo queue if absent, start workers on it and open "
-                            "the dashboard")
-    p.add_argument("--interval", type=INTERVAL, default=1.0, metavar="SECONDS",
-                   help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}")
+    p = sub.add_parser(
+        "demo",
+        parents=[connection_options(), recovery_options()],
+        help="create the demo queue if absent, start workers on it and open the dashboard",
+    )
+    p.add_argument(
+        "--interval",
+        type=INTERVAL,
+        default=1.0,
+        metavar="SECONDS",
+        help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}",
+    )
     load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
-    load.add_argument("--workers", type=checked(int, lambda n: 0 <= n <= MAX_WORKERS,
-                                                f"a whole number, 0 to {MAX_WORKERS}"),
-                      default=None, metavar="N",
-                      help=f"worker processes to start (default {DEMO_WORKERS}; 0: the "
-                           "producer alone, w adds workers)")
-    load.add_argument("--strategy", choices=list(STRATEGIES), default=None,
-                      help="claim strategy (default skip-locked)")
-    load.add_argument("--no-load", action="store_true",
-                      help="open the dashboard on a quiet queue: no producer, no workers")
+    load.add_argument(
+        "--workers",
+        type=checked(int, lambda n: 0 <= n <= MAX_WORKERS, f"a whole number, 0 to {MAX_WORKERS}"),
+        default=None,
+        metavar="N",
+        help=f"worker processes to start (default {DEMO_WORKERS}; 0: the "
+        "producer alone, w adds workers)",
+    )
+    load.add_argument(
+        "--strategy",
+        choices=list(STRATEGIES),
+        default=None,
+        help="claim strategy (default skip-locked)",
+    )
+    load.add_argument(
+        "--no-load",
+        action="store_true",
+        help="open the dashboard on a quiet queue: no producer, no workers",
+    )
     p.set_defaults(handler=run_demo)
 
 
@@ -56,8 +76,14 @@ def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
     """The dashboard as `watch` and `demo` open it (tests run it under a Pilot)."""
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
-    return QueuetopApp(spec, target.dsn, interval=args.interval, read_only=args.read_only,
-                       audit_file=args.audit_file, loadgen=loadgen)
+    return QueuetopApp(
+        spec,
+        target.dsn,
+        interval=args.interval,
+        read_only=args.read_only,
+        audit_file=args.audit_file,
+        loadgen=loadgen,
+    )
 
 
 def watch_app(args: argparse.Namespace):
@@ -91,9 +117,12 @@ def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
     from dashboard.loadgen import DEMO_SETTINGS, LoadGenerator, LoadSettings
 
     settings: LoadSettings = replace(
-        DEMO_SETTINGS, fail_rate=DEMO_FAIL_RATE, crash_rate=DEMO_CRASH_RATE,
+        DEMO_SETTINGS,
+        fail_rate=DEMO_FAIL_RATE,
+        crash_rate=DEMO_CRASH_RATE,
         workers=DEMO_WORKERS if args.workers is None else args.workers,
-        strategy=args.strategy or DEMO_SETTINGS.strategy)
+        strategy=args.strategy or DEMO_SETTINGS.strategy,
+    )
     return LoadGenerator(dsn, spec, settings)
 
 

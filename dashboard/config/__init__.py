@@ -1,7 +1,7 @@
 """The queue spec: presets (adapters), TOML files, flag overrides, and catalog validation.
 
-    spec = config.build_spec(preset="procrastinate")   # or queue_file=..., table=...
-    spec = config.validate(conn, spec)                  # schema-qualified, with column types
+spec = config.build_spec(preset="procrastinate")   # or queue_file=..., table=...
+spec = config.validate(conn, spec)                  # schema-qualified, with column types
 """
 
 from dashboard.config.catalog import (
@@ -31,8 +31,23 @@ from dashboard.config.presets import (
 )
 
 __all__ = [
-    "DEFAULT_PRESET", "GENERIC_STATES", "POLICY_KEYS", "QUEUE_KEYS", "USUAL_NAMES",
-    "build_spec", "check_dead_letter", "detect_columns", "load_file", "load_preset",
-    "parse_duration", "parse_table_name", "preset_about", "preset_names", "resolve_table",
-    "spec_from_dict", "state_warnings", "unmatched_values", "validate",
+    "DEFAULT_PRESET",
+    "GENERIC_STATES",
+    "POLICY_KEYS",
+    "QUEUE_KEYS",
+    "USUAL_NAMES",
+    "build_spec",
+    "check_dead_letter",
+    "detect_columns",
+    "load_file",
+    "load_preset",
+    "parse_duration",
+    "parse_table_name",
+    "preset_about",
+    "preset_names",
+    "resolve_table",
+    "spec_from_dict",
+    "state_warnings",
+    "unmatched_values",
+    "validate",
 ]

@@ -17,8 +17,14 @@ from dashboard.models import Columns, Derived, QueueSpec, TableName
 USUAL_NAMES: dict[str, tuple[str, ...]] = {
     "created_at": ("created_at", "inserted_at", "enqueued_at", "queued_at", "created"),
     "scheduled_at": ("scheduled_at", "run_at", "run_after", "scheduled_for", "available_at"),
-    "started_at": ("started_at", "attempted_at", "picked_at", "claimed_at", "locked_at",
-                   "started_on"),
+    "started_at": (
+        "started_at",
+        "attempted_at",
+        "picked_at",
+        "claimed_at",
+        "locked_at",
+        "started_on",
+    ),
     "worker": ("worker", "worker_id", "locked_by", "claimed_by", "owner"),
     "attempts": ("attempts", "attempt", "tries", "attempt_count", "retry_count"),
     "max_attempts": ("max_attempts",),
@@ -50,16 +56,20 @@ def _existing(conn: psycopg.Connection, table: TableName, what: str) -> tuple[Ta
     if found is None:
         existing = [r[0] for r in conn.execute(queries.load("config/list_tables")).fetchall()]
         listing = ", ".join(existing[:30]) + (" …" if len(existing) > 30 else "") or "none"
-        raise UserError(f"{what} {table} not found in database {conn.info.dbname}; "
-                        f"tables there: {listing}. Fix the queue spec or --table")
+        raise UserError(
+            f"{what} {table} not found in database {conn.info.dbname}; "
+            f"tables there: {listing}. Fix the queue spec or --table"
+        )
     return found
 
 
 def _need_columns(table: TableName, types: dict[str, str], wanted: dict[str, str]) -> None:
     for key, column in wanted.items():
         if column not in types:
-            raise UserError(f"column {column!r} ({key}) not found in table {table}; "
-                            f"its columns: {', '.join(types)}. Fix the queue spec")
+            raise UserError(
+                f"column {column!r} ({key}) not found in table {table}; "
+                f"its columns: {', '.join(types)}. Fix the queue spec"
+            )
 
 
 def detect_columns(spec: QueueSpec, types: dict[str, str]) -> QueueSpec:
@@ -95,29 +105,45 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
     types = _column_types(conn, oid)
     if spec.source == "flags":
         spec = detect_columns(spec, types)
-    _need_columns(table, types, {f.name: getattr(spec.columns, f.name) for f in fields(Columns)
-                                 if isinstance(getattr(spec.columns, f.name), str)})
+    _need_columns(
+        table,
+        types,
+        {
+            f.name: getattr(spec.columns, f.name)
+            for f in fields(Columns)
+            if isinstance(getattr(spec.columns, f.name), str)
+        },
+    )
     missing_sql = adapter_sql_missing(spec)
     if missing_sql:
-        raise UserError(f"adapter {spec.adapter} has no SQL for {', '.join(missing_sql)}; "
-                        "check the adapter name in the queue spec")
+        raise UserError(
+            f"adapter {spec.adapter} has no SQL for {', '.join(missing_sql)}; "
+            "check the adapter name in the queue spec"
+        )
     worker = spec.columns.real("worker")
     if spec.worker_element and worker and not types[worker].endswith("[]"):
-        raise UserError(f"worker_element is set but column {worker!r} of {table} is "
-                        f"{types[worker]}, not an array; remove worker_element")
+        raise UserError(
+            f"worker_element is set but column {worker!r} of {table} is "
+            f"{types[worker]}, not an array; remove worker_element"
+        )
     if spec.time_zone:
         try:
             with conn.transaction():
                 conn.execute("SELECT now() AT TIME ZONE %s", (spec.time_zone,))
         except errors.InvalidParameterValue:
-            raise UserError(f"bad time_zone {spec.time_zone!r}: the server knows no such zone; "
-                            "use a name such as 'UTC' or 'Europe/Paris'") from None
+            raise UserError(
+                f"bad time_zone {spec.time_zone!r}: the server knows no such zone; "
+                "use a name such as 'UTC' or 'Europe/Paris'"
+            ) from None
     spec = replace(spec, table=table, column_types=types)
     if spec.workers:
         wt, woid = _existing(conn, spec.workers.table, "workers table")
         wtypes = _column_types(conn, woid)
-        _need_columns(wt, wtypes, {"workers.key": spec.workers.key,
-                                   "workers.last_seen": spec.workers.last_seen})
+        _need_columns(
+            wt,
+            wtypes,
+            {"workers.key": spec.workers.key, "workers.last_seen": spec.workers.last_seen},
+        )
         spec = replace(spec, workers=replace(spec.workers, table=wt), workers_types=wtypes)
     if spec.history:
         ht, hoid = _existing(conn, spec.history.table, "history table")
@@ -159,9 +185,15 @@ def unmatched_values(spec: QueueSpec, by_status: dict[str, int]) -> str | None:
     """
     if not by_status or spec.source == "flags" or not state_warnings(spec, by_status):
         return None
-    missing = [f"{role}={value!r}" for role in EXPECTED_ROLES for value in spec.values(role)
-               if value not in by_status]
+    missing = [
+        f"{role}={value!r}"
+        for role in EXPECTED_ROLES
+        for value in spec.values(role)
+        if value not in by_status
+    ]
     if not missing:
         return None
-    return (f"no rows in {spec.table} with {', '.join(missing)}; "
-            "if such rows should exist, check [queue.states]")
+    return (
+        f"no rows in {spec.table} with {', '.join(missing)}; "
+        "if such rows should exist, check [queue.states]"
+    )

@@ -22,19 +22,52 @@ from dashboard.models import (
     WorkersTable,
 )
 
-QUEUE_KEYS = {"table", "schema", "id", "status", "states", "policy", "adapter", "workers",
-              "history", "worker_element", "time_zone", *OPTIONAL_COLUMNS, *DERIVED_ONLY}
-POLICY_KEYS = {"stale_after", "max_attempts", "dead_letter", "worker_session",
-               "exact_count_limit", "heartbeat_timeout"}
+QUEUE_KEYS = {
+    "table",
+    "schema",
+    "id",
+    "status",
+    "states",
+    "policy",
+    "adapter",
+    "workers",
+    "history",
+    "worker_element",
+    "time_zone",
+    *OPTIONAL_COLUMNS,
+    *DERIVED_ONLY,
+}
+POLICY_KEYS = {
+    "stale_after",
+    "max_attempts",
+    "dead_letter",
+    "worker_session",
+    "exact_count_limit",
+    "heartbeat_timeout",
+}
 WORKERS_KEYS = {"table", "key", "last_seen", "timeout"}
 HISTORY_KEYS = {"table", "status"}
 _NAME = re.compile(r"^[a-z0-9_-]+$")  # adapter and derived names: file names under queries/
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
 _UNITS = {
-    "": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
-    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
-    "h": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400, "days": 86400,
+    "": 1,
+    "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "second": 1,
+    "seconds": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
 }
 
 
@@ -104,8 +137,10 @@ def _parse_dead_letter(text: str) -> DeadLetter:
 def _unknown(keys: set[str], known: set[str], where: str, source: str) -> None:
     unknown = keys - known
     if unknown:
-        raise UserError(f"bad queue spec {source}: unknown key(s) {', '.join(sorted(unknown))} "
-                        f"in {where}; known: {', '.join(sorted(known))}")
+        raise UserError(
+            f"bad queue spec {source}: unknown key(s) {', '.join(sorted(unknown))} "
+            f"in {where}; known: {', '.join(sorted(known))}"
+        )
 
 
 def _column(key: str, value: Any, source: str, adapter: str | None) -> str | Derived:
@@ -113,14 +148,18 @@ def _column(key: str, value: Any, source: str, adapter: str | None) -> str | Der
     if isinstance(value, dict):
         name = value.get("derived")
         if set(value) != {"derived"} or not isinstance(name, str) or not _NAME.match(name):
-            raise UserError(f"bad queue spec {source}: {key} must be a column name or "
-                            "{ derived = \"name\" } (lowercase letters, digits, _)")
+            raise UserError(
+                f"bad queue spec {source}: {key} must be a column name or "
+                '{ derived = "name" } (lowercase letters, digits, _)'
+            )
         if not adapter:
-            raise UserError(f"bad queue spec {source}: {key} is derived, which needs "
-                            "adapter = \"NAME\" (whose SQL derives it)")
+            raise UserError(
+                f"bad queue spec {source}: {key} is derived, which needs "
+                'adapter = "NAME" (whose SQL derives it)'
+            )
         return Derived(name)
     if key in DERIVED_ONLY:
-        raise UserError(f"bad queue spec {source}: {key} can only be {{ derived = \"name\" }}")
+        raise UserError(f'bad queue spec {source}: {key} can only be {{ derived = "name" }}')
     if not isinstance(value, str) or not value:
         raise UserError(f"bad queue spec {source}: {key} must be a column name")
     return value
@@ -132,9 +171,11 @@ def _workers(raw: Any, source: str) -> WorkersTable:
     _unknown(set(raw), WORKERS_KEYS, "[queue.workers]", source)
     missing = [k for k in ("table", "key", "last_seen") if not isinstance(raw.get(k), str)]
     if missing:
-        raise UserError(f"bad queue spec {source}: [queue.workers] needs {', '.join(missing)} "
-                        "(the worker table, the column the job's worker names, its last-seen "
-                        "column)")
+        raise UserError(
+            f"bad queue spec {source}: [queue.workers] needs {', '.join(missing)} "
+            "(the worker table, the column the job's worker names, its last-seen "
+            "column)"
+        )
     timeout = parse_duration(raw.get("timeout", 60), "workers.timeout")
     return WorkersTable(parse_table_name(raw["table"]), raw["key"], raw["last_seen"], timeout)
 
@@ -155,7 +196,7 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         raise UserError(f"bad queue spec {source}: it needs a [queue] table with at least 'table'")
     _unknown(set(queue), QUEUE_KEYS, "[queue]", source)
     if not isinstance(queue.get("table"), str):
-        raise UserError(f"bad queue spec {source}: [queue] needs table = \"schema.table\"")
+        raise UserError(f'bad queue spec {source}: [queue] needs table = "schema.table"')
     table = parse_table_name(queue["table"])
     if queue.get("schema"):
         table = TableName(table.name, str(queue["schema"]))
@@ -181,13 +222,18 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
     claimed = [v for role in ROLES for v in states[role]]
     twice = sorted({v for v in claimed if claimed.count(v) > 1})
     if twice:
-        raise UserError(f"bad queue spec {source}: value(s) {', '.join(map(repr, twice))} "
-                        "claimed by more than one role in [queue.states]; give each to one role")
+        raise UserError(
+            f"bad queue spec {source}: value(s) {', '.join(map(repr, twice))} "
+            "claimed by more than one role in [queue.states]; give each to one role"
+        )
     element = queue.get("worker_element")
-    if element is not None and (not isinstance(element, int) or isinstance(element, bool)
-                                or element < 1):
-        raise UserError(f"bad queue spec {source}: worker_element must be a whole number from 1 "
-                        "(the array element of the worker column that names the worker)")
+    if element is not None and (
+        not isinstance(element, int) or isinstance(element, bool) or element < 1
+    ):
+        raise UserError(
+            f"bad queue spec {source}: worker_element must be a whole number from 1 "
+            "(the array element of the worker column that names the worker)"
+        )
     zone = queue.get("time_zone")
     if zone is not None and (not isinstance(zone, str) or not zone.strip()):
         raise UserError(f"bad queue spec {source}: time_zone must be a zone name such as 'UTC'")
@@ -213,9 +259,11 @@ def check_dead_letter(spec: QueueSpec) -> None:
     policy = spec.policy.dead_letter
     if policy and policy.kind == "status" and spec.role_of(policy.status) is None:
         claimed = [v for role in ROLES for v in spec.values(role)]
-        raise UserError(f"bad queue spec {spec.source}: dead_letter state {policy.status!r} is "
-                        f"not a value of any role ({', '.join(claimed)}); fix the typo or add "
-                        "it to [queue.states] dead")
+        raise UserError(
+            f"bad queue spec {spec.source}: dead_letter state {policy.status!r} is "
+            f"not a value of any role ({', '.join(claimed)}); fix the typo or add "
+            "it to [queue.states] dead"
+        )
 
 
 def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
@@ -226,8 +274,10 @@ def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
     if "stale_after" in raw:
         policy = replace(policy, stale_after_s=parse_duration(raw["stale_after"], "stale_after"))
     if "heartbeat_timeout" in raw:
-        policy = replace(policy, heartbeat_timeout_s=parse_duration(raw["heartbeat_timeout"],
-                                                                    "heartbeat_timeout"))
+        policy = replace(
+            policy,
+            heartbeat_timeout_s=parse_duration(raw["heartbeat_timeout"], "heartbeat_timeout"),
+        )
     if "max_attempts" in raw:
         if not isinstance(raw["max_attempts"], int) or raw["max_attempts"] < 1:
             raise UserError(f"bad queue spec {source}: max_attempts must be a positive integer")
@@ -243,7 +293,9 @@ def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
     if "exact_count_limit" in raw:
         limit = raw["exact_count_limit"]
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise UserError(f"bad queue spec {source}: exact_count_limit must be a whole number "
-                            "of rows, 0 or more")
+            raise UserError(
+                f"bad queue spec {source}: exact_count_limit must be a whole number "
+                "of rows, 0 or more"
+            )
         policy = replace(policy, exact_count_limit=limit)
     return policy

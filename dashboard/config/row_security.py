@@ -17,6 +17,8 @@ from dashboard.models import TableName
 def check_rows_visible(conn: psycopg.Connection, table: TableName, oid: int) -> None:
     row = conn.execute(queries.load("config/check_row_security"), {"oid": oid}).fetchone()
     if row and row[0]:
-        raise UserError(f"role {conn.info.user} can read no rows of {table}: row-level security "
-                        f"is on and no policy grants any; connect as its owner ({row[1]}, "
-                        "who ran the migrations), a superuser or a BYPASSRLS role")
+        raise UserError(
+            f"role {conn.info.user} can read no rows of {table}: row-level security "
+            f"is on and no policy grants any; connect as its owner ({row[1]}, "
+            "who ran the migrations), a superuser or a BYPASSRLS role"
+        )

@@ -41,21 +41,30 @@ class Report:
         return not self.findings
 
     def as_dict(self) -> dict:
-        return {"queue": self.queue, "healthy": self.healthy,
-                "findings": [f.as_dict() for f in self.findings],
-                "notes": list(self.notes), "checks": list(self.checks)}
+        return {
+            "queue": self.queue,
+            "healthy": self.healthy,
+            "findings": [f.as_dict() for f in self.findings],
+            "notes": list(self.notes),
+            "checks": list(self.checks),
+        }
 
     def text(self) -> str:
         if self.healthy:
             lines = [f"{self.queue}: healthy ({', '.join(self.checks)} checked)"]
         else:
-            lines = [f"{self.queue}: {len(self.findings)} finding"
-                     f"{'s' if len(self.findings) != 1 else ''}", ""]
+            lines = [
+                f"{self.queue}: {len(self.findings)} finding"
+                f"{'s' if len(self.findings) != 1 else ''}",
+                "",
+            ]
             for n, f in enumerate(self.findings, 1):
                 lines += [f"{n}. [{f.check}] {f.title}"]
                 lines += [f"   {line}" for line in f.detail.splitlines()]
                 lines += ["   fix:"] + [f"     {line}" for line in f.fix.splitlines()] + [""]
-            lines.append("queuetop runs none of these statements: read them, then run them "
-                         "yourself (CREATE INDEX CONCURRENTLY outside a transaction).")
+            lines.append(
+                "queuetop runs none of these statements: read them, then run them "
+                "yourself (CREATE INDEX CONCURRENTLY outside a transaction)."
+            )
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)

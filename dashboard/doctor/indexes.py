@@ -14,7 +14,7 @@ import queries
 from dashboard.doctor.findings import Finding
 from dashboard.models import QueueSpec
 from dashboard.monitor.plan import EXPLAIN_PARAMS, explain_statement
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
 
 # The roles a poll counts exactly on every refresh, with what each index is for.
 PURPOSE = {
@@ -37,8 +37,10 @@ class Index:
 def read_indexes(conn: psycopg.Connection, oid: int) -> list[Index]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(queries.load("doctor/get_indexes"), {"oid": oid}).fetchall()
-    return [Index(r["name"], tuple(r["columns"]), r["predicate"], r["valid"], r["definition"])
-            for r in rows]
+    return [
+        Index(r["name"], tuple(r["columns"]), r["predicate"], r["valid"], r["definition"])
+        for r in rows
+    ]
 
 
 def _walk(node: dict[str, Any]):
@@ -47,21 +49,31 @@ def _walk(node: dict[str, Any]):
         yield from _walk(child)
 
 
-def served(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
-           value: str, role: str, indexes: dict[str, Index]) -> bool:
+def served(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    value: str,
+    role: str,
+    indexes: dict[str, Index],
+) -> bool:
     """Whether an index can find this value's rows. Sequential scans are priced out on
     doctor's session, so the planner takes an index wherever one applies, even on a small
     table today; an index read with no condition on a full index (a walk of the primary
     key, filtering every row) does not count."""
-    plan = conn.execute(explain_statement(spec, parts, value, role),
-                        {"v": value, **EXPLAIN_PARAMS}).fetchone()[0][0]["Plan"]
+    plan = conn.execute(
+        explain_statement(spec, parts, value, role), {"v": value, **EXPLAIN_PARAMS}
+    ).fetchone()[0][0]["Plan"]
     nodes = list(_walk(plan))
-    if any(n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == spec.table.name
-           for n in nodes):
+    if any(
+        n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == spec.table.name
+        for n in nodes
+    ):
         return False
     reads = [n for n in nodes if n.get("Index Name") in indexes]
-    return bool(reads) and all("Index Cond" in n or indexes[n["Index Name"]].predicate
-                               for n in reads)
+    return bool(reads) and all(
+        "Index Cond" in n or indexes[n["Index Name"]].predicate for n in reads
+    )
 
 
 def _columns_for(spec: QueueSpec, role: str) -> tuple[list[str], list[str]]:
@@ -78,8 +90,12 @@ def _columns_for(spec: QueueSpec, role: str) -> tuple[list[str], list[str]]:
         carried = group
     else:
         keys = [lease_column(spec) or cols.real("started_at") or cols.id]
-        carried = group + [cols.real("lease_until"), cols.real("heartbeat"),
-                           cols.real("started_at"), cols.id]
+        carried = group + [
+            cols.real("lease_until"),
+            cols.real("heartbeat"),
+            cols.real("started_at"),
+            cols.id,
+        ]
         if spec.liveness == "workers":
             carried += [cols.real("worker"), cols.real("created_at")]
     keys = list(dict.fromkeys(k for k in keys if k))
@@ -93,17 +109,24 @@ def lease_column(spec: QueueSpec) -> str | None:
 
 
 def _free_name(conn: psycopg.Connection, schema: str | None, base: str) -> str:
-    base = base[:MAX_NAME - 2]
+    base = base[: MAX_NAME - 2]
     name, n = base, 1
-    while conn.execute(queries.load("doctor/get_relation_exists"),
-                       {"schema": schema or "public", "name": name}).fetchone()[0]:
+    while conn.execute(
+        queries.load("doctor/get_relation_exists"), {"schema": schema or "public", "name": name}
+    ).fetchone()[0]:
         n += 1
         name = f"{base}{n}"
     return name
 
 
-def create_index(conn: psycopg.Connection, spec: QueueSpec, role: str, suffix: str,
-                 columns: list[str], carried: list[str] = ()) -> str:
+def create_index(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    role: str,
+    suffix: str,
+    columns: list[str],
+    carried: list[str] = (),
+) -> str:
     """CREATE INDEX CONCURRENTLY … [INCLUDE …] WHERE state IN (the role's values), as text."""
     status, values = spec.columns.status, spec.values(role)
     assert isinstance(status, str)
@@ -111,32 +134,44 @@ def create_index(conn: psycopg.Connection, spec: QueueSpec, role: str, suffix: s
         predicate = sql.SQL("{} = {}").format(sql.Identifier(status), sql.Literal(values[0]))
     else:
         predicate = sql.SQL("{} IN ({})").format(
-            sql.Identifier(status), sql.SQL(", ").join(map(sql.Literal, values)))
+            sql.Identifier(status), sql.SQL(", ").join(map(sql.Literal, values))
+        )
     name = _free_name(conn, spec.table.schema, f"{spec.table.name}_{suffix}_idx")
-    include = sql.SQL(" INCLUDE ({})").format(
-        sql.SQL(", ").join(map(sql.Identifier, carried))) if carried else sql.SQL("")
-    stmt = sql.SQL("CREATE INDEX CONCURRENTLY {name} ON {table} ({columns}){include} "
-                   "WHERE {pred};")
-    return stmt.format(name=sql.Identifier(name), table=sql.Identifier(*spec.table.parts()),
-                       columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
-                       include=include, pred=predicate).as_string(conn)
+    include = (
+        sql.SQL(" INCLUDE ({})").format(sql.SQL(", ").join(map(sql.Identifier, carried)))
+        if carried
+        else sql.SQL("")
+    )
+    stmt = sql.SQL("CREATE INDEX CONCURRENTLY {name} ON {table} ({columns}){include} WHERE {pred};")
+    return stmt.format(
+        name=sql.Identifier(name),
+        table=sql.Identifier(*spec.table.parts()),
+        columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
+        include=include,
+        pred=predicate,
+    ).as_string(conn)
 
 
-def index_findings(conn: psycopg.Connection, spec: QueueSpec,
-                   indexes: list[Index]) -> tuple[list[Finding], list[str]]:
+def index_findings(
+    conn: psycopg.Connection, spec: QueueSpec, indexes: list[Index]
+) -> tuple[list[Finding], list[str]]:
     """One finding per active role whose rows no index finds, and one for a lease column no
     index holds (the stale scan then reads every running row)."""
     if not isinstance(spec.columns.status, str):
-        return [], [f"the state of {spec.table} is derived by the {spec.adapter} adapter's SQL: "
-                    "no index check (its counts are one pass over the table, paced by the "
-                    "monitor's budget)"]
+        return [], [
+            f"the state of {spec.table} is derived by the {spec.adapter} adapter's SQL: "
+            "no index check (its counts are one pass over the table, paced by the "
+            "monitor's budget)"
+        ]
     usable = {i.name: i for i in indexes if i.valid}
     parts = queue_parts(spec)
     conn.execute(queries.load("doctor/set_seqscan"), {"setting": "off"})
     try:
-        unserved = {role: [v for v in spec.values(role)
-                           if not served(conn, spec, parts, v, role, usable)]
-                    for role in PURPOSE if spec.values(role)}
+        unserved = {
+            role: [v for v in spec.values(role) if not served(conn, spec, parts, v, role, usable)]
+            for role in PURPOSE
+            if spec.values(role)
+        }
     finally:
         conn.execute(queries.load("doctor/set_seqscan"), {"setting": "on"})
     findings = []
@@ -144,22 +179,34 @@ def index_findings(conn: psycopg.Connection, spec: QueueSpec,
         if not missing:
             continue
         columns, carried = _columns_for(spec, role)
-        findings.append(Finding(
-            "index", f"no index finds the {role} rows ({', '.join(missing)})",
-            f"Every poll counts the {role} rows exactly; with no index to find them it reads "
-            f"all of {spec.table}{', and so does every claim' if role == 'ready' else ''}.\n"
-            f"A partial index on the {role} value{'s' if len(spec.values(role)) > 1 else ''} "
-            f"serves {PURPOSE[role]}; it stays as small as the active rows, and it carries "
-            "what the count reads, so where the pages are all-visible the count never "
-            "touches the table.",
-            create_index(conn, spec, role, role, columns, carried)))
+        findings.append(
+            Finding(
+                "index",
+                f"no index finds the {role} rows ({', '.join(missing)})",
+                f"Every poll counts the {role} rows exactly; with no index to find them it reads "
+                f"all of {spec.table}{', and so does every claim' if role == 'ready' else ''}.\n"
+                f"A partial index on the {role} value{'s' if len(spec.values(role)) > 1 else ''} "
+                f"serves {PURPOSE[role]}; it stays as small as the active rows, and it carries "
+                "what the count reads, so where the pages are all-visible the count never "
+                "touches the table.",
+                create_index(conn, spec, role, role, columns, carried),
+            )
+        )
     lease = lease_column(spec)
-    if lease and spec.values("running") and not unserved.get("running") \
-            and not any(lease in i.columns for i in usable.values()):
-        findings.append(Finding(
-            "lease_index", f"no index holds the lease column {lease}",
-            f"The stale-lease scan (and any rescuer) looks for running jobs whose {lease} "
-            f"has passed; an index finds the running rows but not by {lease}, so the scan "
-            "reads every running row.",
-            create_index(conn, spec, "running", "lease", [lease])))
+    if (
+        lease
+        and spec.values("running")
+        and not unserved.get("running")
+        and not any(lease in i.columns for i in usable.values())
+    ):
+        findings.append(
+            Finding(
+                "lease_index",
+                f"no index holds the lease column {lease}",
+                f"The stale-lease scan (and any rescuer) looks for running jobs whose {lease} "
+                f"has passed; an index finds the running rows but not by {lease}, so the scan "
+                "reads every running row.",
+                create_index(conn, spec, "running", "lease", [lease]),
+            )
+        )
     return findings, []

@@ -9,6 +9,14 @@ from dashboard.loadgen.settings import DEMO_SETTINGS, LIVE_KNOBS, LoadSettings
 from dashboard.loadgen.stats import LoadSnapshot, WorkerStats, summary
 from dashboard.loadgen.strategies import STRATEGIES
 
-__all__ = ["DEMO_SETTINGS", "LIVE_KNOBS", "STRATEGIES", "WORKER_PREFIX", "LoadGenerator",
-           "LoadSettings",
-           "LoadSnapshot", "WorkerStats", "summary"]
+__all__ = [
+    "DEMO_SETTINGS",
+    "LIVE_KNOBS",
+    "STRATEGIES",
+    "WORKER_PREFIX",
+    "LoadGenerator",
+    "LoadSettings",
+    "LoadSnapshot",
+    "WorkerStats",
+    "summary",
+]

@@ -25,7 +25,7 @@ from typing import Any
 
 import psycopg
 
-from dashboard.actions.audit import AuditSink
+from dashboard.audit.writers import AuditSink
 from dashboard.loadgen import faults
 from dashboard.loadgen.producer import Producer, Rescue, enqueue
 from dashboard.loadgen.rescuer import check_rescue
@@ -74,8 +74,9 @@ class LoadGenerator:
     (rescuer.py) then requeues them, guarded and audited like an operator's requeue.
     """
 
-    def __init__(self, dsn: str, spec: QueueSpec, settings: LoadSettings, *,
-                 rescue: AuditSink | None = None):
+    def __init__(
+        self, dsn: str, spec: QueueSpec, settings: LoadSettings, *, rescue: AuditSink | None = None
+    ):
         self.dsn, self.spec = dsn, spec
         self._settings = settings
         if rescue is not None:
@@ -107,8 +108,9 @@ class LoadGenerator:
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._supervise, name="queuetop-loadgen",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._supervise, name="queuetop-loadgen", daemon=True
+            )
             self._thread.start()
 
     def stop(self) -> None:
@@ -179,10 +181,17 @@ class LoadGenerator:
             end = self._stopped_at or now
             procs = sorted(self._procs.values(), key=lambda p: p.k)
             workers = tuple(
-                WorkerStats(k=p.k, name=p.name, session=p.session, pid=p.process.pid,
-                            backend_pid=None if p.down else p.backend_pid,
-                            alive=not p.stopping, stalled=p.stalled_until > now,
-                            counters=dict(book.per_worker.get(p.k, {})), connected=not p.down)
+                WorkerStats(
+                    k=p.k,
+                    name=p.name,
+                    session=p.session,
+                    pid=p.process.pid,
+                    backend_pid=None if p.down else p.backend_pid,
+                    alive=not p.stopping,
+                    stalled=p.stalled_until > now,
+                    counters=dict(book.per_worker.get(p.k, {})),
+                    connected=not p.down,
+                )
                 for p in procs
             )
             producer = self._producer
@@ -190,24 +199,34 @@ class LoadGenerator:
             down += [(p.name, p.down) for p in procs if p.down and not p.stopping]
             return LoadSnapshot(
                 running=self.running and not self._stop.is_set(),
-                strategy=s.strategy, hold_tx=s.hold_tx, batch=s.batch, work_ms=s.work_ms,
+                strategy=s.strategy,
+                hold_tx=s.hold_tx,
+                batch=s.batch,
+                work_ms=s.work_ms,
                 target_workers=self._target,
                 live_workers=sum(1 for p in procs if p.ready and not p.stopping and not p.down),
                 producer_paused=bool(producer and producer.paused),
                 rate=producer.rate if producer else s.rate,
                 elapsed_s=max(0.0, end - book.started) if self._clock_started else 0.0,
-                totals={**book.totals, "dead": book.totals["dead"]
-                        + (producer.rescued_dead if producer else 0)},
-                crashed=book.crashed, rescue=self._rescue is not None,
+                totals={
+                    **book.totals,
+                    "dead": book.totals["dead"] + (producer.rescued_dead if producer else 0),
+                },
+                crashed=book.crashed,
+                rescue=self._rescue is not None,
                 rescued=producer.rescued if producer else 0,
                 double_claims=book.ledger.double_claims,
                 enqueued=book.enqueued + (producer.enqueued if producer else 0),
-                claims_per_s=claims_s, completions_per_s=completions_s,
-                latency=Latency.of(book.latency), workers=workers, errors=tuple(self._errors),
+                claims_per_s=claims_s,
+                completions_per_s=completions_s,
+                latency=Latency.of(book.latency),
+                workers=workers,
+                errors=tuple(self._errors),
                 recent_latency=Latency.of(book.recent.at(now)),
                 reconnecting=tuple(name for name, _ in down),
                 connection_error=down[-1][1] if down else None,
-                crashes=tuple(self._crashes), lease_s=s.lease_s,
+                crashes=tuple(self._crashes),
+                lease_s=s.lease_s,
             )
 
     def __enter__(self) -> LoadGenerator:
@@ -253,8 +272,9 @@ class LoadGenerator:
     def _setup(self) -> None:
         s = self._settings
         queue_sql = build(self.spec)
-        with psycopg.connect(self.dsn, autocommit=True, application_name="queuetop-loadgen",
-                             connect_timeout=5) as conn:
+        with psycopg.connect(
+            self.dsn, autocommit=True, application_name="queuetop-loadgen", connect_timeout=5
+        ) as conn:
             row = conn.execute(queue_sql.last_worker_number, queue_sql.params()).fetchone()
             self._next_k = int(row[0]) + 1  # never reuse a name a live lease points at
             if s.prefill:
@@ -263,12 +283,21 @@ class LoadGenerator:
                 except psycopg.Error as exc:
                     raise RuntimeError(
                         f"cannot enqueue jobs into {self.spec.table}: {first_line(exc)}; fill "
-                        "the queue yourself and run without --jobs and --rate") from exc
-        rescue = Rescue(self._rescue, every_s=max(0.2, min(s.lease_s / 2, 5.0)),
-                        table=str(self.spec.table), stale_after_s=self.spec.policy.stale_after_s) \
-            if self._rescue is not None else None
-        self._producer = Producer(self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes,
-                                  rescue=rescue)
+                        "the queue yourself and run without --jobs and --rate"
+                    ) from exc
+        rescue = (
+            Rescue(
+                self._rescue,
+                every_s=max(0.2, min(s.lease_s / 2, 5.0)),
+                table=str(self.spec.table),
+                stale_after_s=self.spec.policy.stale_after_s,
+            )
+            if self._rescue is not None
+            else None
+        )
+        self._producer = Producer(
+            self.dsn, queue_sql, rate=s.rate, payload_bytes=s.payload_bytes, rescue=rescue
+        )
         self._producer.start()
 
     def _apply_commands(self) -> None:
@@ -321,7 +350,7 @@ class LoadGenerator:
         if self._target > len(live) and time.monotonic() >= self._respawn_at:
             for _ in range(self._target - len(live)):
                 self._spawn()
-        for proc in live[self._target:] if len(live) > self._target else ():
+        for proc in live[self._target :] if len(live) > self._target else ():
             proc.stopping = True
             self._send(proc, ("stop",))
 
@@ -330,8 +359,11 @@ class LoadGenerator:
         name = f"{WORKER_PREFIX}{k}"
         ours, theirs = self._ctx.Pipe()
         process = self._ctx.Process(
-            target=run_worker, name=name, daemon=True,
-            args=(k, name, self.dsn, self.spec, self._settings, self._events, theirs, os.getpid()))
+            target=run_worker,
+            name=name,
+            daemon=True,
+            args=(k, name, self.dsn, self.spec, self._settings, self._events, theirs, os.getpid()),
+        )
         process.start()
         theirs.close()
         with self._lock:
@@ -367,8 +399,9 @@ class LoadGenerator:
         elif kind == "crash":
             _, _, _, session, jobs, by_knob, committed = msg
             self._crash_count += 1
-            self._crashes.append(CrashReport(self._crash_count, k, session, tuple(jobs),
-                                             by_knob, committed))
+            self._crashes.append(
+                CrashReport(self._crash_count, k, session, tuple(jobs), by_knob, committed)
+            )
         elif kind == "batch":
             _, _, counts, latencies, claimed, finished = msg
             self._book.add(k, counts, latencies)

@@ -37,8 +37,9 @@ _TEXT = pq.Format.TEXT
 _OK = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
 
 
-def bind_fixed(query: bytes, fixed: Mapping[str, Any], varying: Sequence[str],
-               as_literal: Any) -> tuple[bytes, list[str]]:
+def bind_fixed(
+    query: bytes, fixed: Mapping[str, Any], varying: Sequence[str], as_literal: Any
+) -> tuple[bytes, list[str]]:
     """`%(name)s` -> a literal for a fixed name, `$n` for a varying one; `%%` -> `%`.
 
     Returns the query and the varying names in `$n` order."""
@@ -67,8 +68,14 @@ class Statement:
     order (a name the statement does not use is accepted and ignored).
     """
 
-    def __init__(self, conn: psycopg.Connection, name: str, query: bytes,
-                 fixed: Mapping[str, Any], varying: Sequence[str] = ()):
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        name: str,
+        query: bytes,
+        fixed: Mapping[str, Any],
+        varying: Sequence[str] = (),
+    ):
         self.conn, self.name = conn, name.encode()
         self._tx = Transformer.from_context(conn)
         self.query, names = bind_fixed(query, fixed, varying, self._tx.as_literal)
@@ -90,7 +97,8 @@ class Statement:
         pgconn = self.conn.pgconn
         if pgconn.status == pq.ConnStatus.BAD:
             raise psycopg.OperationalError(
-                pq.error_message(pgconn) or "the connection to the server was lost")
+                pq.error_message(pgconn) or "the connection to the server was lost"
+            )
         raise errors.error_from_result(res, encoding=self.conn.info.encoding)
 
     def run(self, *values: Any) -> list[tuple[Any, ...]]:
@@ -105,9 +113,12 @@ class Statement:
         if not ntuples:
             return []
         if self._columns is None:
-            self._columns = [(c, self._tx.get_loader(res.ftype(c), _TEXT).load)
-                             for c in range(res.nfields)]
+            self._columns = [
+                (c, self._tx.get_loader(res.ftype(c), _TEXT).load) for c in range(res.nfields)
+            ]
         get = res.get_value
         columns = self._columns
-        return [tuple([None if (v := get(r, c)) is None else load(v) for c, load in columns])
-                for r in range(ntuples)]
+        return [
+            tuple([None if (v := get(r, c)) is None else load(v) for c, load in columns])
+            for r in range(ntuples)
+        ]

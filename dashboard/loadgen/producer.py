@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from dashboard.actions.audit import AuditSink
+from dashboard.audit.writers import AuditSink
 from dashboard.loadgen import rescuer
 from dashboard.loadgen.strategies import QueueSql
 
@@ -34,8 +34,7 @@ def enqueue(conn: psycopg.Connection, queue_sql: QueueSql, n: int, payload_bytes
     done = 0
     while done < n:
         chunk = min(PREFILL_CHUNK, n - done)
-        conn.execute(queue_sql.enqueue,
-                     queue_sql.params(n=chunk, payload_bytes=payload_bytes))
+        conn.execute(queue_sql.enqueue, queue_sql.params(n=chunk, payload_bytes=payload_bytes))
         done += chunk
     return done
 
@@ -53,8 +52,15 @@ class Rescue:
 class Producer(threading.Thread):
     """Enqueues `rate` jobs per second while not paused; rescues expired leases if asked."""
 
-    def __init__(self, dsn: str, queue_sql: QueueSql, *, rate: float, payload_bytes: int,
-                 rescue: Rescue | None = None):
+    def __init__(
+        self,
+        dsn: str,
+        queue_sql: QueueSql,
+        *,
+        rate: float,
+        payload_bytes: int,
+        rescue: Rescue | None = None,
+    ):
         super().__init__(name="queuetop-producer", daemon=True)
         self.dsn, self.sql = dsn, queue_sql
         self.rate, self.payload_bytes = rate, payload_bytes
@@ -75,10 +81,17 @@ class Producer(threading.Thread):
         while not self._halt.is_set():
             began = time.monotonic()
             try:
-                with psycopg.connect(self.dsn, autocommit=True, connect_timeout=5,
-                                     application_name="queuetop-producer") as conn, \
-                        (rescuer.connect(self.dsn) if self.rescue
-                         else contextlib.nullcontext()) as rescue_conn:
+                with (
+                    psycopg.connect(
+                        self.dsn,
+                        autocommit=True,
+                        connect_timeout=5,
+                        application_name="queuetop-producer",
+                    ) as conn,
+                    (
+                        rescuer.connect(self.dsn) if self.rescue else contextlib.nullcontext()
+                    ) as rescue_conn,
+                ):
                     self.down = None
                     self._loop(conn, rescue_conn)
                 return
@@ -117,8 +130,9 @@ class Producer(threading.Thread):
         """One audited rescue round; a failure (its transaction rolled back, nothing
         changed) is said once and the next round tries again; a lost connection is raised."""
         try:
-            rescued = rescuer.rescue_expired(conn, self.sql, rescue.table, rescue.audit,
-                                             rescue.stale_after_s)
+            rescued = rescuer.rescue_expired(
+                conn, self.sql, rescue.table, rescue.audit, rescue.stale_after_s
+            )
         except psycopg.Error as exc:
             if conn.closed or conn.broken:
                 raise  # the server went away: run() reconnects both sessions

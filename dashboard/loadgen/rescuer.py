@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.rows import class_row
 
-from dashboard.actions.audit import AuditEntry, AuditSink, commit
-from dashboard.actions.guards import JobState  # an expired lease, observed and locked
+from dashboard.audit.writers import AuditEntry, AuditSink, commit
 from dashboard.errors import UserError
 from dashboard.loadgen.strategies import QueueSql
 from dashboard.models import QueueSpec
+from dashboard.observed.records import JobState  # an expired lease, observed and locked
 
 ACTION = "rescue"  # the audit log's action: an automatic requeue of an expired lease
 ACTOR = "queuetop load generator (--rescue)"
@@ -42,18 +42,31 @@ class Rescued:
 def check_rescue(spec: QueueSpec) -> None:
     """Refuse --rescue on a queue whose spec cannot tell that a lease expired."""
     if not (spec.columns.lease_until or spec.columns.started_at):
-        raise UserError(f"--rescue: the queue spec of {spec.table} names neither lease_until nor "
-                        "started_at, so no lease can be seen to expire; name one or drop --rescue")
+        raise UserError(
+            f"--rescue: the queue spec of {spec.table} names neither lease_until nor "
+            "started_at, so no lease can be seen to expire; name one or drop --rescue"
+        )
 
 
 def connect(dsn: str) -> psycopg.Connection:
     """The rescuer's own session: transactions, short lock and statement timeouts."""
-    return psycopg.connect(dsn, autocommit=False, application_name=APPLICATION_NAME,
-                           connect_timeout=5, options=CONNECT_OPTIONS)
+    return psycopg.connect(
+        dsn,
+        autocommit=False,
+        application_name=APPLICATION_NAME,
+        connect_timeout=5,
+        options=CONNECT_OPTIONS,
+    )
 
 
-def rescue_expired(conn: psycopg.Connection, queue_sql: QueueSql, table: str, audit: AuditSink,
-                   stale_after_s: float, limit: int = RESCUE_LIMIT) -> list[Rescued]:
+def rescue_expired(
+    conn: psycopg.Connection,
+    queue_sql: QueueSql,
+    table: str,
+    audit: AuditSink,
+    stale_after_s: float,
+    limit: int = RESCUE_LIMIT,
+) -> list[Rescued]:
     """One transaction on `conn` (not autocommit): lock, guarded requeue, audit, commit.
 
     Returns the jobs changed. Any failure rolls back the change and its records alike.
@@ -69,16 +82,32 @@ def rescue_expired(conn: psycopg.Connection, queue_sql: QueueSql, table: str, au
             return []
         observed = list(seen.values())
         with conn.cursor(row_factory=class_row(Rescued)) as cur:
-            rescued = cur.execute(queue_sql.rescue, {
-                **params, "ids": [o.id for o in observed],
-                "workers": [o.worker for o in observed],
-                "tokens": [o.lease_token for o in observed]}).fetchall()
+            rescued = cur.execute(
+                queue_sql.rescue,
+                {
+                    **params,
+                    "ids": [o.id for o in observed],
+                    "workers": [o.worker for o in observed],
+                    "tokens": [o.lease_token for o in observed],
+                },
+            ).fetchall()
         if rescued:
-            audit.record(conn, ACTION, table, REASON, [
-                AuditEntry(target=r.id, from_state=seen[r.id].as_state(), to_state=r.status,
-                           outcome="changed",
-                           detail={"actor": ACTOR, "new_lease_token": r.new_token})
-                for r in rescued])
+            audit.record(
+                conn,
+                ACTION,
+                table,
+                REASON,
+                [
+                    AuditEntry(
+                        target=r.id,
+                        from_state=seen[r.id].as_state(),
+                        to_state=r.status,
+                        outcome="changed",
+                        detail={"actor": ACTOR, "new_lease_token": r.new_token},
+                    )
+                    for r in rescued
+                ],
+            )
     except BaseException:
         with contextlib.suppress(psycopg.Error):  # a lost connection has nothing to roll back
             conn.rollback()

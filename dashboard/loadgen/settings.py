@@ -36,8 +36,10 @@ class LoadSettings:
             if getattr(self, name) < 0:
                 raise UserError(f"--{name.replace('_', '-')} must not be negative")
         if self.workers > MAX_WORKERS:
-            raise UserError(f"--workers {self.workers}: at most {MAX_WORKERS} "
-                            "(each worker is a process and a database session)")
+            raise UserError(
+                f"--workers {self.workers}: at most {MAX_WORKERS} "
+                "(each worker is a process and a database session)"
+            )
         if self.batch < 1:
             raise UserError("--batch must be at least 1")
         if self.work_ms < 0 or self.rate < 0:

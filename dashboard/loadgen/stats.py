@@ -249,8 +249,9 @@ class StatsBook:
     enqueued: int = 0
     history: deque = field(default_factory=lambda: deque(maxlen=200))
 
-    def add(self, k: int, counters: dict[str, int], latencies_ms: list[float],
-            now: float | None = None) -> None:
+    def add(
+        self, k: int, counters: dict[str, int], latencies_ms: list[float], now: float | None = None
+    ) -> None:
         now = time.monotonic() if now is None else now
         mine = self.per_worker.setdefault(k, dict.fromkeys(COUNTERS, 0))
         for name, n in counters.items():
@@ -299,8 +300,11 @@ def summary(snap: LoadSnapshot, strategy: str, workers: int) -> dict[str, Any]:
         "rescued": snap.rescued,
         "claims_per_s": round(snap.totals["claimed"] / elapsed, 1),
         "completions_per_s": round(snap.totals["completed"] / elapsed, 1),
-        "claim_latency_ms": {"p50": ms(snap.latency.p50), "p95": ms(snap.latency.p95),
-                             "p99": ms(snap.latency.p99)},
+        "claim_latency_ms": {
+            "p50": ms(snap.latency.p50),
+            "p95": ms(snap.latency.p95),
+            "p99": ms(snap.latency.p99),
+        },
         "lock_waits": snap.totals["lock_waits"],
         "lock_errors": snap.totals["lock_errors"],
         "empty_claims": snap.totals["empty_claims"],

@@ -16,7 +16,7 @@ from psycopg import sql
 import queries
 from dashboard.errors import UserError
 from dashboard.models import Derived, QueueSpec
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
 
 STRATEGIES: dict[str, str] = {
     "skip-locked": "loadgen/claim_skip_locked",
@@ -70,9 +70,14 @@ class QueueSql:
             return stmt.as_bytes(context) if isinstance(stmt, sql.Composable) else stmt
 
         return replace(
-            self, claims={name: render(stmt) for name, stmt in self.claims.items()},
-            **{f.name: render(getattr(self, f.name)) for f in fields(self)
-               if f.name not in ("claims", "values", "fenced_by")})
+            self,
+            claims={name: render(stmt) for name, stmt in self.claims.items()},
+            **{
+                f.name: render(getattr(self, f.name))
+                for f in fields(self)
+                if f.name not in ("claims", "values", "fenced_by")
+            },
+        )
 
 
 def _state_values(spec: QueueSpec) -> dict[str, Any]:
@@ -104,14 +109,19 @@ def build(spec: QueueSpec) -> QueueSql:
     cols, types = spec.columns, spec.column_types
     derived = [f.name for f in fields(cols) if isinstance(getattr(cols, f.name), Derived)]
     if spec.adapter or derived or spec.worker_element:
-        raise UserError(f"the load generator drives tables whose state and lease are plain "
-                        f"columns; {spec.table} belongs to {spec.adapter or 'a library'}: "
-                        "run that library's own workers against it")
+        raise UserError(
+            f"the load generator drives tables whose state and lease are plain "
+            f"columns; {spec.table} belongs to {spec.adapter or 'a library'}: "
+            "run that library's own workers against it"
+        )
     parts = queue_parts(spec)
     ident = sql.Identifier
 
-    order = sql.SQL("t.{} DESC, t.{}").format(ident(PRIORITY_COLUMN), ident(cols.id)) \
-        if PRIORITY_COLUMN in types else sql.SQL("t.{}").format(ident(cols.id))
+    order = (
+        sql.SQL("t.{} DESC, t.{}").format(ident(PRIORITY_COLUMN), ident(cols.id))
+        if PRIORITY_COLUMN in types
+        else sql.SQL("t.{}").format(ident(cols.id))
+    )
 
     lease: list[sql.Composable] = []
     if cols.worker:
@@ -132,8 +142,11 @@ def build(spec: QueueSpec) -> QueueSql:
     unowned = [_assign(cols.worker, null)] if cols.worker else []
     error = [_assign(cols.last_error, sql.SQL("%(error)s"))] if cols.last_error else []
 
-    advance = [_assign(cols.lease_token, sql.SQL("t.{} + 1").format(ident(cols.lease_token)))] \
-        if cols.lease_token else []
+    advance = (
+        [_assign(cols.lease_token, sql.SQL("t.{} + 1").format(ident(cols.lease_token)))]
+        if cols.lease_token
+        else []
+    )
     if cols.lease_token:
         guard = sql.SQL("t.{} = %(token)s").format(ident(cols.lease_token))
         fenced_by = "lease_token"
@@ -150,8 +163,9 @@ def build(spec: QueueSpec) -> QueueSql:
         payload_value = sql.SQL(", repeat('x', %(payload_bytes)s)")
     elif payload_type in _JSON_TYPES:
         payload_col = sql.SQL(", {}").format(ident(PAYLOAD_COLUMN))
-        payload_value = sql.SQL(", json_build_object('data', repeat('x', %(payload_bytes)s))::{}")\
-            .format(sql.SQL(payload_type))
+        payload_value = sql.SQL(
+            ", json_build_object('data', repeat('x', %(payload_bytes)s))::{}"
+        ).format(sql.SQL(payload_type))
 
     def compose(name: str, **more: sql.Composable) -> sql.Composed:
         return queries.get(name, **{**parts, **more})
@@ -164,13 +178,18 @@ def build(spec: QueueSpec) -> QueueSql:
         fail=compose("loadgen/fail_job", fail_set=joined(error + unlease + unowned), guard=guard),
         release=compose("loadgen/release_job", release_set=joined(unlease + unowned), guard=guard),
         renew=compose("loadgen/renew_lease", lease_until_col=ident(cols.lease_until), guard=guard)
-        if cols.lease_until else None,
-        enqueue=compose("loadgen/enqueue_jobs", payload_col=payload_col,
-                        payload_value=payload_value),
+        if cols.lease_until
+        else None,
+        enqueue=compose(
+            "loadgen/enqueue_jobs", payload_col=payload_col, payload_value=payload_value
+        ),
         last_worker_number=compose("loadgen/get_last_worker_number"),
         expired_leases=compose("loadgen/lock_expired_leases") if expires else None,
-        rescue=compose("loadgen/rescue_expired_leases",
-                       requeue_set=joined(unlease + unowned + advance)) if expires else None,
+        rescue=compose(
+            "loadgen/rescue_expired_leases", requeue_set=joined(unlease + unowned + advance)
+        )
+        if expires
+        else None,
         values=_state_values(spec),
         fenced_by=fenced_by,
     )

@@ -16,7 +16,7 @@ from dashboard import db
 from dashboard.errors import UserError
 from dashboard.loadgen.strategies import build
 from dashboard.models import QueueSpec
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
 
 COUNT_TIMEOUT_MS = 10_000  # a huge user table is not worth a hang at the end of a run
 
@@ -33,9 +33,10 @@ def count_finished(dsn: str, spec: QueueSpec) -> Finished | None:
         terminal = build(spec).values["terminal"]
         done = list(spec.values("done"))
         with db.connect_monitor(dsn, timeout_ms=COUNT_TIMEOUT_MS) as conn:
-            row = conn.execute(queries.get("loadgen/count_finished_jobs", **queue_parts(spec)), {
-                "done_values": done, "terminal": terminal,
-                "finished_values": [*done, terminal]}).fetchone()
+            row = conn.execute(
+                queries.get("loadgen/count_finished_jobs", **queue_parts(spec)),
+                {"done_values": done, "terminal": terminal, "finished_values": [*done, terminal]},
+            ).fetchone()
     except (psycopg.Error, UserError):
         return None
     return Finished(int(row[0]), int(row[1]))

@@ -42,8 +42,17 @@ class Stop(Exception):
 
 
 class Worker:
-    def __init__(self, k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSettings,
-                 events: Any, control: Connection, parent_pid: int):
+    def __init__(
+        self,
+        k: int,
+        name: str,
+        dsn: str,
+        spec: QueueSpec,
+        settings: LoadSettings,
+        events: Any,
+        control: Connection,
+        parent_pid: int,
+    ):
         self.k, self.name, self.dsn = k, name, dsn
         self.sessions = 0  # database sessions opened so far (see connect)
         self.session = name  # the current one's application_name
@@ -119,8 +128,9 @@ class Worker:
         # leases the lost session held are stale, and the monitor tells that from a live
         # owner by the name's session (worker_alive). The process keeps its number K.
         session = f"{self.name}.{self.sessions + 1}" if self.sessions else self.name
-        self.conn = psycopg.connect(self.dsn, autocommit=True, application_name=session,
-                                    connect_timeout=5)
+        self.conn = psycopg.connect(
+            self.dsn, autocommit=True, application_name=session, connect_timeout=5
+        )
         self.sessions += 1
         self.session = session
         self.sql = self.sql.rendered(self.conn)
@@ -137,16 +147,20 @@ class Worker:
         self.complete = prepare("complete", self.sql.complete, "id", "token")
         self.fail = prepare("fail", self.sql.fail, "id", "token", "error")
         self.release_one = prepare("release", self.sql.release, "id", "token")
-        self.renew_one = prepare("renew", self.sql.renew, "id", "token") \
-            if self.sql.renew is not None else None
+        self.renew_one = (
+            prepare("renew", self.sql.renew, "id", "token") if self.sql.renew is not None else None
+        )
         self.fail_message = f"simulated failure in {self.name}"
 
     def claim_statement(self, strategy: str, batch: int) -> Statement:
         stmt = self.claims.get((strategy, batch))
         if stmt is None:
             stmt = self.claims[strategy, batch] = Statement(
-                self.conn, f"queuetop_claim_{strategy.replace('-', '_')}_{batch}",
-                self.sql.claims[strategy], {**self.fixed, "batch": batch})
+                self.conn,
+                f"queuetop_claim_{strategy.replace('-', '_')}_{batch}",
+                self.sql.claims[strategy],
+                {**self.fixed, "batch": batch},
+            )
         return stmt
 
     def claim(self) -> list[tuple[Any, Any]]:
@@ -249,8 +263,17 @@ class Worker:
         by_knob = self.crash_next
         if jobs and (by_knob or faults.happens(self.rng, self.settings.crash_rate)):
             self.flush()
-            self.events.put(("crash", self.k, time.time(), self.session,
-                             [job for job, _ in jobs], by_knob, not self.settings.hold_tx))
+            self.events.put(
+                (
+                    "crash",
+                    self.k,
+                    time.time(),
+                    self.session,
+                    [job for job, _ in jobs],
+                    by_knob,
+                    not self.settings.hold_tx,
+                )
+            )
             self.events.close()
             self.events.join_thread()  # the records must reach the parent before we vanish
             faults.crash_now()
@@ -308,8 +331,16 @@ class Worker:
         return 0
 
 
-def run_worker(k: int, name: str, dsn: str, spec: QueueSpec, settings: LoadSettings,
-               events: Any, control: Connection, parent_pid: int) -> None:
+def run_worker(
+    k: int,
+    name: str,
+    dsn: str,
+    spec: QueueSpec,
+    settings: LoadSettings,
+    events: Any,
+    control: Connection,
+    parent_pid: int,
+) -> None:
     """The target of each worker process."""
     faults.die_with_parent(parent_pid)
     # Ctrl-C and a hang-up reach the whole process group: the parent decides when we stop

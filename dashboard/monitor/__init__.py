@@ -11,6 +11,6 @@ lock or anything stronger than AccessShareLock.
 
 from dashboard.monitor.poll import Monitor, collect
 from dashboard.monitor.sessions import ROW_LIMIT, wait_chain
-from dashboard.queue_sql import queue_parts
+from dashboard.queue_sql.parts import queue_parts
 
 __all__ = ["ROW_LIMIT", "Monitor", "collect", "queue_parts", "wait_chain"]

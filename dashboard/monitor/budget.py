@@ -71,8 +71,9 @@ class Section:
         self.error, self.failures = None, 0
         self.every_s = period(cost_s, interval)
 
-    def failed(self, error: str, cost_s: float, now: float, interval: float, *,
-               back_off: bool = True) -> None:
+    def failed(
+        self, error: str, cost_s: float, now: float, interval: float, *, back_off: bool = True
+    ) -> None:
         """Keep the last data; try again later, later still after each timeout (a read
         that timed out spent server time). A table locked by someone else costs the
         server nothing while we wait: try again soon, to be fresh as soon as it is free."""
@@ -84,8 +85,9 @@ class Section:
 
     def state(self, now: float) -> SectionState:
         age = None if self.read_at is None else max(now - self.read_at, 0.0)
-        return SectionState(self.name, age, round(self.cost_s * 1000, 2),
-                            round(self.every_s, 2), self.error)
+        return SectionState(
+            self.name, age, round(self.cost_s * 1000, 2), round(self.every_s, 2), self.error
+        )
 
 
 @dataclass
@@ -112,8 +114,7 @@ class LoadMeter:
         (cost / SHARE) spaces it out."""
         spent = self.spent_s(now)
         window = self.window_s
-        return (spent + HEADROOM * cost_s <= BUDGET * window
-                or spent <= (BUDGET - SHARE) * window)
+        return spent + HEADROOM * cost_s <= BUDGET * window or spent <= (BUDGET - SHARE) * window
 
     def load(self, now: float) -> float | None:
         elapsed = min(now - self.started, self.window_s)

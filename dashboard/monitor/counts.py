@@ -16,7 +16,7 @@ from psycopg.rows import dict_row
 import queries
 from dashboard.models import GroupStats, QueueSpec, RowLockHolder
 from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
-from dashboard.queue_sql import statement
+from dashboard.queue_sql.parts import statement
 
 ROW_LIMIT = 1000
 
@@ -45,30 +45,47 @@ class QueueCounts:
 
     def role_counts(self, spec: QueueSpec) -> dict[str, int]:
         """Rows per role; ready rows due later count as scheduled."""
-        counts = {role: sum(self.by_status.get(v, 0) for v in spec.values(role))
-                  for role in spec.states}
+        counts = {
+            role: sum(self.by_status.get(v, 0) for v in spec.values(role)) for role in spec.states
+        }
         later = sum(self.later.get(v, 0) for v in spec.values("ready"))
         counts["ready"] = counts.get("ready", 0) - later
         counts["scheduled"] = counts.get("scheduled", 0) + later
         return counts
 
     def row_lock_holders(self) -> tuple[RowLockHolder, ...]:
-        return tuple(RowLockHolder(pid=pid, role=role, rows=n,
-                                   application_name=self.apps.get(pid, ""),
-                                   job_ids=tuple(self.held_ids.get(pid, [])[:5]))
-                     for (pid, role), n in sorted(self.holders.items()))
+        return tuple(
+            RowLockHolder(
+                pid=pid,
+                role=role,
+                rows=n,
+                application_name=self.apps.get(pid, ""),
+                job_ids=tuple(self.held_ids.get(pid, [])[:5]),
+            )
+            for (pid, role), n in sorted(self.holders.items())
+        )
 
     def group_stats(self) -> tuple[GroupStats, ...]:
-        return tuple(GroupStats(name=name, ready=int(g["ready"]), scheduled=int(g["scheduled"]),
-                                running=int(g["running"]), locked=int(g["locked"]),
-                                oldest_ready_age_s=g["oldest"], stale_leases=int(g["stale"]))
-                     for name, g in sorted(self.groups.items()))
+        return tuple(
+            GroupStats(
+                name=name,
+                ready=int(g["ready"]),
+                scheduled=int(g["scheduled"]),
+                running=int(g["running"]),
+                locked=int(g["locked"]),
+                oldest_ready_age_s=g["oldest"],
+                stale_leases=int(g["stale"]),
+            )
+            for name, g in sorted(self.groups.items())
+        )
 
 
 def xact_holders(conn: psycopg.Connection) -> dict[str, XactHolder]:
     """Transaction id -> its session, for the transactions other sessions hold open."""
-    return {xid: XactHolder(pid, app)
-            for xid, pid, app in conn.execute(queries.load("monitor/get_xact_locks")).fetchall()}
+    return {
+        xid: XactHolder(pid, app)
+        for xid, pid, app in conn.execute(queries.load("monitor/get_xact_locks")).fetchall()
+    }
 
 
 def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> QueueCounts:
@@ -91,8 +108,10 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
         out.stale += stale
         out.stale_ids += r.get("stale_ids") or []
         if r["grp"] is not None and role in ("ready", "scheduled", "running"):
-            g = out.groups.setdefault(r["grp"], {"ready": 0, "scheduled": 0, "running": 0,
-                                                 "locked": 0, "oldest": None, "stale": 0})
+            g = out.groups.setdefault(
+                r["grp"],
+                {"ready": 0, "scheduled": 0, "running": 0, "locked": 0, "oldest": None, "stale": 0},
+            )
             if role == "ready":
                 g["ready"] += n - later
                 g["scheduled"] += later
@@ -105,8 +124,9 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
     return out
 
 
-def index_count(spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan,
-                xids: list[str]) -> tuple[sql.Composed, dict[str, object]]:
+def index_count(
+    spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan, xids: list[str]
+) -> tuple[sql.Composed, dict[str, object]]:
     """Index mode's statement: a UNION ALL of one branch per exactly counted value."""
     params: dict[str, object] = {"xids": xids, "limit": ROW_LIMIT}
     params.update({f"v{i}": value.value for i, value in enumerate(plan.exact_values)})
@@ -114,25 +134,42 @@ def index_count(spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPl
     if holders not in plan.statements:  # the same on every poll of this plan
         plan.statements[holders] = sql.SQL("\nUNION ALL\n").join(
             branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids))
-            for i, value in enumerate(plan.exact_values))
+            for i, value in enumerate(plan.exact_values)
+        )
     return plan.statements[holders], params
 
 
-def one_pass_count(spec: QueueSpec, parts: dict[str, sql.Composable],
-                   xids: list[str]) -> tuple[sql.Composed, dict[str, object]]:
+def one_pass_count(
+    spec: QueueSpec, parts: dict[str, sql.Composable], xids: list[str]
+) -> tuple[sql.Composed, dict[str, object]]:
     """Scan mode's statement: every value, the oldest due age and the stale ids."""
     running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
     is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
-    stmt = statement(spec, "monitor/count_all_in_one_pass", **{
-        **parts, "is_stale": is_stale, "holder_xid": holder_part(xids),
-        "held_ids": held_part(xids, parts)})
-    return stmt, {"xids": xids, "limit": ROW_LIMIT, "ready": list(spec.values("ready")),
-                  "running": list(spec.values("running"))}
+    stmt = statement(
+        spec,
+        "monitor/count_all_in_one_pass",
+        **{
+            **parts,
+            "is_stale": is_stale,
+            "holder_xid": holder_part(xids),
+            "held_ids": held_part(xids, parts),
+        },
+    )
+    return stmt, {
+        "xids": xids,
+        "limit": ROW_LIMIT,
+        "ready": list(spec.values("ready")),
+        "running": list(spec.values("running")),
+    }
 
 
-def count_through_indexes(conn: psycopg.Connection, spec: QueueSpec,
-                          parts: dict[str, sql.Composable], plan: CountPlan,
-                          xacts: dict[str, XactHolder]) -> QueueCounts:
+def count_through_indexes(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    plan: CountPlan,
+    xacts: dict[str, XactHolder],
+) -> QueueCounts:
     """Index mode: each exactly counted value through its own index, in one statement."""
     stmt, params = index_count(spec, parts, plan, list(xacts))
     with conn.cursor(row_factory=dict_row) as cur:
@@ -144,9 +181,12 @@ def count_through_indexes(conn: psycopg.Connection, spec: QueueSpec,
     return counts
 
 
-def count_in_one_pass(conn: psycopg.Connection, spec: QueueSpec,
-                      parts: dict[str, sql.Composable],
-                      xacts: dict[str, XactHolder]) -> QueueCounts:
+def count_in_one_pass(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    xacts: dict[str, XactHolder],
+) -> QueueCounts:
     """Scan mode: every value, the oldest due age and the stale ids from one read."""
     stmt, params = one_pass_count(spec, parts, list(xacts))
     with conn.cursor(row_factory=dict_row) as cur:

@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 
 import queries
 from dashboard.models import FINISHED_ROLES, QueueSpec, TableName
-from dashboard.queue_sql import statement
+from dashboard.queue_sql.parts import statement
 
 
 @dataclass
@@ -44,9 +44,10 @@ class Statistics:
 
 def read_statistics(conn: psycopg.Connection, table: TableName, column: str) -> Statistics:
     with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(queries.load("monitor/get_count_statistics"),
-                          {"schema": table.schema, "table": table.name,
-                           "column": column}).fetchone()
+        row = cur.execute(
+            queries.load("monitor/get_count_statistics"),
+            {"schema": table.schema, "table": table.name, "column": column},
+        ).fetchone()
     if row is None:
         return Statistics(None, 0.0, 0.0, {})
     live, reltuples = row["live_rows"], row["reltuples"]
@@ -80,15 +81,17 @@ def estimate(stats: Statistics, values: list[str], exact: dict[str, int]) -> dic
     return {v: round(rest * f / total) for v, f in shares.items()}
 
 
-def count_exactly(conn: psycopg.Connection, spec: QueueSpec,
-                  parts: dict[str, sql.Composable]) -> dict[str, int]:
+def count_exactly(
+    conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable]
+) -> dict[str, int]:
     """Every value of the queue table, one full read (a count, locking nothing)."""
     rows = conn.execute(statement(spec, "monitor/count_every_value", **parts)).fetchall()
     return {status: n for status, n in rows}
 
 
-def count_history(conn: psycopg.Connection, spec: QueueSpec,
-                  parts: dict[str, sql.Composable]) -> dict[str, int]:
+def count_history(
+    conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable]
+) -> dict[str, int]:
     """Finished values from the history table where the library logs deleted jobs (an
     adapter's version may count a value the library keeps in the queue table there too)."""
     assert spec.history is not None
@@ -100,8 +103,9 @@ def count_history(conn: psycopg.Connection, spec: QueueSpec,
     return counts
 
 
-def count_dead_table(conn: psycopg.Connection, table: TableName, limit: int,
-                     exact: bool) -> tuple[int, bool]:
+def count_dead_table(
+    conn: psycopg.Connection, table: TableName, limit: int, exact: bool
+) -> tuple[int, bool]:
     """Rows of the dead-letter table: counted while small (or on demand), else the catalog's
     live rows; (rows, estimated)."""
     stats = read_statistics(conn, table, "")

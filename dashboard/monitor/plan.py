@@ -19,7 +19,7 @@ from psycopg import sql
 
 import queries
 from dashboard.models import ACTIVE_ROLES, FINISHED_ROLES, QueueSpec
-from dashboard.queue_sql import statement
+from dashboard.queue_sql.parts import statement
 
 REPLAN_S = 300.0
 RARE_ROWS = 10_000  # a finished value the planner expects at most this often: count it exactly
@@ -39,14 +39,14 @@ class CountPlan:
     values: tuple[ValuePlan, ...]
     made_at: float = field(default_factory=time.monotonic)
     # index mode's statement, composed once per plan: with and without row-lock holders
-    statements: dict[bool, sql.Composed] = field(default_factory=dict, compare=False,
-                                                 repr=False)
+    statements: dict[bool, sql.Composed] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exact_values(self) -> tuple[ValuePlan, ...]:
         """The values counted through their index on every poll (index mode)."""
-        return tuple(v for v in self.values if v.role in ACTIVE_ROLES
-                     or (v.indexed and v.rows <= RARE_ROWS))
+        return tuple(
+            v for v in self.values if v.role in ACTIVE_ROLES or (v.indexed and v.rows <= RARE_ROWS)
+        )
 
     def stale(self, now: float) -> bool:
         return now - self.made_at > REPLAN_S
@@ -58,8 +58,10 @@ class CountPlan:
 HOLDER_XID = sql.SQL("CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END")
 NO_HOLDER = sql.SQL("NULL::text")
 # the first jobs each holder holds (who holds what), from the same rows
-HELD_IDS = sql.SQL("(array_agg(t.{id}::text ORDER BY t.{id}) "
-                   "FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]")
+HELD_IDS = sql.SQL(
+    "(array_agg(t.{id}::text ORDER BY t.{id}) "
+    "FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]"
+)
 NO_HELD = sql.SQL("NULL::text[]")
 
 
@@ -71,25 +73,38 @@ def held_part(xids: object, parts: dict[str, sql.Composable]) -> sql.Composable:
     return HELD_IDS.format(id=parts["id"]) if xids else NO_HELD
 
 
-def branch(spec: QueueSpec, parts: dict[str, sql.Composable], value: ValuePlan,
-           placeholder: sql.Composable, holder: sql.Composable = HOLDER_XID) -> sql.Composed:
+def branch(
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    value: ValuePlan,
+    placeholder: sql.Composable,
+    holder: sql.Composable = HOLDER_XID,
+) -> sql.Composed:
     """The count of one value (count_value.sql), with its own parameter."""
     running = value.role == "running"
     ready = value.role == "ready"
     # each branch reads only the columns its role needs, so that an index holding them
     # can answer it alone (an index-only scan where the pages are all-visible)
     stale_ids = sql.SQL(
-        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))"
-        "[1:%(limit)s]").format(id=parts["id"], expires=parts["expires_at"],
-                                stale=parts["is_stale"])
+        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:%(limit)s]"
+    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"])
     held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"])
-    return statement(spec, "monitor/count_value", **{
-        **parts, "value": placeholder, "holder_xid": holder, "held_ids": held,
-        "stale_count": sql.SQL("count(*) FILTER (WHERE {})").format(parts["is_stale"])
-        if running else sql.SQL("0"),
-        "stale_ids": stale_ids if running else sql.SQL("NULL::text[]"),
-        "scheduled_at": parts["scheduled_at"] if ready else sql.SQL("NULL::timestamptz"),
-        "ready_since": parts["ready_since"] if ready else sql.SQL("NULL::timestamptz")})
+    return statement(
+        spec,
+        "monitor/count_value",
+        **{
+            **parts,
+            "value": placeholder,
+            "holder_xid": holder,
+            "held_ids": held,
+            "stale_count": sql.SQL("count(*) FILTER (WHERE {})").format(parts["is_stale"])
+            if running
+            else sql.SQL("0"),
+            "stale_ids": stale_ids if running else sql.SQL("NULL::text[]"),
+            "scheduled_at": parts["scheduled_at"] if ready else sql.SQL("NULL::timestamptz"),
+            "ready_since": parts["ready_since"] if ready else sql.SQL("NULL::timestamptz"),
+        },
+    )
 
 
 def _walk(node: dict[str, Any]):
@@ -98,8 +113,9 @@ def _walk(node: dict[str, Any]):
         yield from _walk(child)
 
 
-def explain_statement(spec: QueueSpec, parts: dict[str, sql.Composable], value: str,
-                      role: str) -> sql.Composed:
+def explain_statement(
+    spec: QueueSpec, parts: dict[str, sql.Composable], value: str, role: str
+) -> sql.Composed:
     """EXPLAIN of one value's count; its parameters are {"v": value} | EXPLAIN_PARAMS."""
     stmt = branch(spec, parts, ValuePlan(value, role, False, 0), sql.Placeholder("v"))
     return queries.get("monitor/explain", statement=stmt)
@@ -108,8 +124,13 @@ def explain_statement(spec: QueueSpec, parts: dict[str, sql.Composable], value: 
 EXPLAIN_PARAMS = {"xids": [], "limit": 1}
 
 
-def value_plan(spec: QueueSpec, value: str, role: str, plan: dict[str, Any],
-               tables: frozenset[str] | None = None) -> ValuePlan:
+def value_plan(
+    spec: QueueSpec,
+    value: str,
+    role: str,
+    plan: dict[str, Any],
+    tables: frozenset[str] | None = None,
+) -> ValuePlan:
     """Whether every scan of the queue table (or of its partitions) in `plan` is an index's."""
     tables = tables or frozenset({spec.table.name})
     scans = [n for n in _walk(plan) if n.get("Relation Name") in tables]
@@ -118,19 +139,26 @@ def value_plan(spec: QueueSpec, value: str, role: str, plan: dict[str, Any],
     return ValuePlan(value, role, indexed, rows)
 
 
-def plan_counts(conn: psycopg.Connection, spec: QueueSpec,
-                parts: dict[str, sql.Composable]) -> CountPlan:
+def plan_counts(
+    conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable]
+) -> CountPlan:
     """Ask the planner, value by value: a few EXPLAINs sent together, no rows read."""
     roles = ACTIVE_ROLES + (() if spec.history else FINISHED_ROLES)
     asked = [(v, role) for role in roles for v in spec.values(role)]
     with conn.pipeline():  # one round trip for all of them
-        partitions = conn.execute(queries.load("monitor/get_table_partitions"),
-                                  {"schema": spec.table.schema, "table": spec.table.name})
-        cursors = [conn.execute(explain_statement(spec, parts, v, role),
-                                {"v": v, **EXPLAIN_PARAMS}) for v, role in asked]
+        partitions = conn.execute(
+            queries.load("monitor/get_table_partitions"),
+            {"schema": spec.table.schema, "table": spec.table.name},
+        )
+        cursors = [
+            conn.execute(explain_statement(spec, parts, v, role), {"v": v, **EXPLAIN_PARAMS})
+            for v, role in asked
+        ]
     tables = frozenset(r[0] for r in partitions.fetchall())
-    values = tuple(value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"], tables)
-                   for (v, role), cur in zip(asked, cursors, strict=True))
+    values = tuple(
+        value_plan(spec, v, role, cur.fetchone()[0][0]["Plan"], tables)
+        for (v, role), cur in zip(asked, cursors, strict=True)
+    )
     active = [v for v in values if v.role in ACTIVE_ROLES]
     mode = "index" if active and all(v.indexed for v in active) else "scan"
     return CountPlan(mode, values)

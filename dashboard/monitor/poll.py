@@ -22,7 +22,7 @@ import psycopg
 from psycopg import errors
 
 import queries
-from dashboard import advisory, db
+from dashboard import db
 from dashboard.config import state_warnings
 from dashboard.errors import UserError
 from dashboard.models import (
@@ -38,8 +38,9 @@ from dashboard.monitor import finished, sessions
 from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
-from dashboard.queue_sql import queue_parts, statement
-from dashboard.visibility import partial_sections
+from dashboard.monitor.visibility import partial_sections
+from dashboard.queue_sql import advisory
+from dashboard.queue_sql.parts import queue_parts, statement
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
 SESSION_SECTIONS = ("locks", "waits", "idle")
@@ -54,8 +55,14 @@ class TableBlocked(Exception):
 class Monitor:
     """The monitor of one queue: section clocks, the count plan, and the last data."""
 
-    def __init__(self, spec: QueueSpec, interval: float = 2.0, *, exact: bool = False,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        spec: QueueSpec,
+        interval: float = 2.0,
+        *,
+        exact: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.spec = spec
         self.interval = interval
         self.parts = queue_parts(spec)
@@ -93,7 +100,8 @@ class Monitor:
         except errors.InsufficientPrivilege as exc:
             raise UserError(
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
-                f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}") from exc
+                f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}"
+            ) from exc
         self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
@@ -115,14 +123,25 @@ class Monitor:
         exact, self._exact = self._exact, False
         if self.plan.mode == "scan":
             if self._due("scan", now) or exact:
-                self._read("scan", conn, lambda: counting.count_in_one_pass(
-                    conn, self.spec, self.parts, counting.xact_holders(conn)), table=True)
+                self._read(
+                    "scan",
+                    conn,
+                    lambda: counting.count_in_one_pass(
+                        conn, self.spec, self.parts, counting.xact_holders(conn)
+                    ),
+                    table=True,
+                )
                 self._refresh_stale(conn, now, force=True)
         else:
             if self._due("counts", now):
-                self._read("counts", conn, lambda: counting.count_through_indexes(
-                    conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)),
-                    table=True)
+                self._read(
+                    "counts",
+                    conn,
+                    lambda: counting.count_through_indexes(
+                        conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)
+                    ),
+                    table=True,
+                )
             self._refresh_stale(conn, now)
         if self._shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
@@ -135,14 +154,22 @@ class Monitor:
         if table_readable:  # a library's advisory locks name the jobs they stand for
             locks = advisory.name_jobs(conn, spec, self.parts, locks)
         # a partition's row address means nothing in another partition: the table's own only
-        tids = {_tid(lk) for lk in locks if lk.is_row_lock and lk.on_queue_table
-                and lk.page is not None and _is_table(lk.relation, spec.table.name)}
+        tids = {
+            _tid(lk)
+            for lk in locks
+            if lk.is_row_lock
+            and lk.on_queue_table
+            and lk.page is not None
+            and _is_table(lk.relation, spec.table.name)
+        }
         if not tids or not table_readable:
             return locks
-        found = dict(conn.execute(statement(spec, "monitor/get_row_lock_jobs", **self.parts),
-                                  {"tids": sorted(tids)}).fetchall())
-        return [replace(lk, job_id=found.get(_tid(lk))) if _tid(lk) in tids else lk
-                for lk in locks]
+        found = dict(
+            conn.execute(
+                statement(spec, "monitor/get_row_lock_jobs", **self.parts), {"tids": sorted(tids)}
+            ).fetchall()
+        )
+        return [replace(lk, job_id=found.get(_tid(lk))) if _tid(lk) in tids else lk for lk in locks]
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
@@ -154,8 +181,9 @@ class Monitor:
             # the count found them: read those rows through the primary key (a count that
             # names none, an adapter's own statement, leaves the running rows to filter)
             ids = source.stale_ids or None
-            self._read("stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids),
-                       table=True)
+            self._read(
+                "stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids), table=True
+            )
 
     def _finished(self, conn: psycopg.Connection, exact: bool) -> finished.FinishedRead:
         """Finished values exactly, or the statistics to estimate them at snapshot time; and
@@ -179,8 +207,9 @@ class Monitor:
                 read.values = ("stats", stats)
         dead = spec.policy.dead_letter
         if dead and dead.kind == "table" and dead.table:
-            read.dead_rows, read.dead_estimated = finished.count_dead_table(conn, dead.table,
-                                                                            limit, exact)
+            read.dead_rows, read.dead_estimated = finished.count_dead_table(
+                conn, dead.table, limit, exact
+            )
         return read
 
     # --- running a section ---------------------------------------------------------------
@@ -201,8 +230,11 @@ class Monitor:
             return base
         section = self.sections[name]
         # its cost so far measured a whole read only if the last one was (not the statistics)
-        measured = name == "scan" or (section.data is not None and section.data.values is not None
-                                      and section.data.values[0] == "exact")
+        measured = name == "scan" or (
+            section.data is not None
+            and section.data.values is not None
+            and section.data.values[0] == "exact"
+        )
         if section.read_at is None or not measured:
             return max(base, FIRST_SCAN_TIMEOUT_MS)
         return max(base, min(MAX_SCAN_TIMEOUT_MS, int(section.cost_s * 3000)))
@@ -221,8 +253,15 @@ class Monitor:
             who = sessions.table_blockers(conn, table.schema, table.name)
             raise TableBlocked(f"{table} is locked by {who}") from None
 
-    def _read(self, name: str, conn: psycopg.Connection, fn: Callable[[], Any], *,
-              table: bool = False, optional: bool = False) -> None:
+    def _read(
+        self,
+        name: str,
+        conn: psycopg.Connection,
+        fn: Callable[[], Any],
+        *,
+        table: bool = False,
+        optional: bool = False,
+    ) -> None:
         section = self.sections[name]
         self._set_timeout(conn, self._timeout_for(name))
         timer = DbTimer()
@@ -234,8 +273,9 @@ class Monitor:
         except errors.QueryCanceled:
             cost = timer.db_s()
             ms = self._timeout[1] if self._timeout else self._timeout_for(name)
-            section.failed(f"timed out (statement_timeout {ms} ms)", cost,
-                           self.clock(), self.interval)
+            section.failed(
+                f"timed out (statement_timeout {ms} ms)", cost, self.clock(), self.interval
+            )
             return
         except errors.InsufficientPrivilege as exc:
             if not optional:
@@ -252,15 +292,16 @@ class Monitor:
 
     # --- the snapshot --------------------------------------------------------------------
 
-    def _snapshot(self, server: ServerInfo, elapsed: float, blocked: str | None,
-                  now: float) -> Snapshot:
+    def _snapshot(
+        self, server: ServerInfo, elapsed: float, blocked: str | None, now: float
+    ) -> Snapshot:
         spec, mode = self.spec, self.plan.mode if self.plan else "index"
         source = self.sections["scan" if mode == "scan" else "counts"].data
         counted = source or counting.QueueCounts()
-        by_status, estimated = self._with_finished(dict(counted.by_status), counted.counted,
-                                                   mode)
-        role_counts = counting.QueueCounts(by_status=by_status,
-                                           later=counted.later).role_counts(spec)
+        by_status, estimated = self._with_finished(dict(counted.by_status), counted.counted, mode)
+        role_counts = counting.QueueCounts(by_status=by_status, later=counted.later).role_counts(
+            spec
+        )
         counts = {role: role_counts.get(role, 0) for role in spec.roles}
         read = self.sections["finished"].data
         if read is not None and read.dead_rows is not None:  # the dead-letter table's rows
@@ -269,19 +310,24 @@ class Monitor:
                 estimated.append("dead")
         notes = list(self._notes)
         if not spec.can_find_stale():
-            notes.append("stale leases unknown: the spec names no lease_until, started_at, "
-                         "heartbeat or workers table; pass --started-at-column or "
-                         "--lease-until-column")
+            notes.append(
+                "stale leases unknown: the spec names no lease_until, started_at, "
+                "heartbeat or workers table; pass --started-at-column or "
+                "--lease-until-column"
+            )
         # ages read by an older section have grown since: they are given as of now
         counts_age = self._age("scan" if mode == "scan" else "counts", now)
         stale_age = self._age("stale", now)
-        stale = [replace(lease, overdue_s=lease.overdue_s + stale_age)
-                 for lease in self.sections["stale"].data or []]
+        stale = [
+            replace(lease, overdue_s=lease.overdue_s + stale_age)
+            for lease in self.sections["stale"].data or []
+        ]
         locks = self.sections["locks"].data or ()
         waits = self.sections["waits"].data or ((), ())
         row_of = {lk.pid: lk.job_id for lk in locks if lk.job_id is not None}
-        waiting = tuple(replace(w, job_id=row_of.get(w.pid)) if w.pid in row_of else w
-                        for w in waits[0])
+        waiting = tuple(
+            replace(w, job_id=row_of.get(w.pid)) if w.pid in row_of else w for w in waits[0]
+        )
         return Snapshot(
             taken_at=datetime.now(timezone.utc),
             queue=str(spec.table),
@@ -289,10 +335,12 @@ class Monitor:
             counts=counts,
             estimated=tuple(estimated),
             by_status=by_status,
-            locked={role: counted.locked.get(role, 0) for role in ACTIVE_ROLES
-                    if role in spec.roles},
+            locked={
+                role: counted.locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles
+            },
             row_lock_holders=counted.row_lock_holders(),
-            oldest_ready_age_s=None if counted.oldest_ready_s is None
+            oldest_ready_age_s=None
+            if counted.oldest_ready_s is None
             else counted.oldest_ready_s + counts_age,
             locks=tuple(locks),
             waiting=waiting,
@@ -301,9 +349,12 @@ class Monitor:
             blockers=waits[1],
             warnings=tuple(notes) + state_warnings(spec, by_status),
             elapsed_ms=elapsed * 1000,
-            groups=tuple(replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
-                         if g.oldest_ready_age_s is not None else g
-                         for g in counted.group_stats()),
+            groups=tuple(
+                replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
+                if g.oldest_ready_age_s is not None
+                else g
+                for g in counted.group_stats()
+            ),
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
@@ -316,8 +367,9 @@ class Monitor:
         read_at = self.sections[name].read_at
         return 0.0 if read_at is None else max(now - read_at, 0.0)
 
-    def _with_finished(self, by_status: dict[str, int], counted: set[str],
-                       mode: str) -> tuple[dict[str, int], list[str]]:
+    def _with_finished(
+        self, by_status: dict[str, int], counted: set[str], mode: str
+    ) -> tuple[dict[str, int], list[str]]:
         """The active counts plus the finished ones, and the roles that are estimates.
         Only values with rows appear in by_status."""
         spec, read = self.spec, self.sections["finished"].data
@@ -347,8 +399,11 @@ class Monitor:
             return mode == "index"
         if name == "finished":
             dead = self.spec.policy.dead_letter
-            return (mode == "index" or self.spec.history is not None
-                    or bool(dead and dead.kind == "table"))
+            return (
+                mode == "index"
+                or self.spec.history is not None
+                or bool(dead and dead.kind == "table")
+            )
         return True
 
 
@@ -360,7 +415,8 @@ def _tid(lock: LockInfo) -> str:
     return f"({lock.page},{lock.tuple_index})"
 
 
-def collect(conn: psycopg.Connection, spec: QueueSpec, *, exact: bool = False,
-            interval: float = 2.0) -> Snapshot:
+def collect(
+    conn: psycopg.Connection, spec: QueueSpec, *, exact: bool = False, interval: float = 2.0
+) -> Snapshot:
     """One snapshot of the queue and of the sessions around it (every section read once)."""
     return Monitor(spec, interval, exact=exact).poll(conn)

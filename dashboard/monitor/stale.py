@@ -7,19 +7,24 @@ from psycopg import sql
 from psycopg.rows import class_row
 
 from dashboard.models import QueueSpec, StaleLease
-from dashboard.queue_sql import state_in, statement
+from dashboard.queue_sql.parts import state_in, statement
 
 ROW_LIMIT = 1000
 
 
-def read_stale(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
-               ids: list[str] | None = None) -> list[StaleLease]:
+def read_stale(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    ids: list[str] | None = None,
+) -> list[StaleLease]:
     """Most overdue first. Through the running values' index, or (after a one-pass count)
     by the ids that count found stale, through the primary key."""
     running, params = state_in(spec, ("running",), parts)
     if ids is not None:
         where = sql.SQL("{} AND t.{} = ANY (%(ids)s::text[]::{}[])").format(
-            running, parts["id"], parts["id_type"])
+            running, parts["id"], parts["id_type"]
+        )
         params["ids"] = ids
     else:
         where = running

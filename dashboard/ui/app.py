@@ -15,13 +15,13 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dashboard import db
-from dashboard.actions.audit_trail import AUDIT_NAME, read_latest
+from dashboard.audit.trail import AUDIT_NAME, read_latest
 from dashboard.browse.source import DatabaseSource
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
 from dashboard.ui import gc_tuning, key_sections, palette
-from dashboard.ui.browser import JobBrowser
 from dashboard.ui.history import History
+from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
@@ -74,37 +74,91 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
         # like top and pg_activity, from anywhere (a dialog's input would copy instead)
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True,
-                tooltip="Quit queuetop, from any screen or dialog"),
-        Binding("question_mark,f1", "help", "Help", key_display="?",
-                tooltip="Show every key binding"),
+        Binding(
+            "ctrl+c",
+            "quit",
+            "Quit",
+            show=False,
+            priority=True,
+            tooltip="Quit queuetop, from any screen or dialog",
+        ),
+        Binding(
+            "question_mark,f1", "help", "Help", key_display="?", tooltip="Show every key binding"
+        ),
         Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
         Binding("r", "refresh_now", "Poll", tooltip="Poll now"),
-        Binding("e", "exact_counts", "Exact", tooltip="Count every state exactly on the next "
-                "poll (above exact_count_limit finished states are estimates, marked ~)"),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+",
-                tooltip="Refresh more often", group=SPEED_KEYS),
-        Binding("minus", "slower", "Slower", key_display="-", tooltip="Refresh less often",
-                group=SPEED_KEYS),
-        Binding("l", "toggle_lock_filter", "Filter",
-                tooltip="Locks view: sessions on the queue table / whole database"),
-        Binding("1", "show_panel('locks')", "Locks", tooltip="Focus the locks table",
-                group=PANEL_KEYS),
-        Binding("2", "show_panel('waiting')", "Waiting", tooltip="Focus the waiting sessions",
-                group=PANEL_KEYS),
-        Binding("3", "show_panel('idle')", "Idle",
-                tooltip="Focus idle-in-transaction sessions", group=PANEL_KEYS),
-        Binding("4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases",
-                group=PANEL_KEYS),
-        Binding("b", "show_browser", "Jobs", group=PANEL_KEYS,
-                tooltip="The job browser: failed, dead, ready, scheduled or running jobs, a "
-                        "page at a time, to look at and act on"),
+        Binding(
+            "e",
+            "exact_counts",
+            "Exact",
+            tooltip="Count every state exactly on the next "
+            "poll (above exact_count_limit finished states are estimates, marked ~)",
+        ),
+        Binding(
+            "plus,equals_sign",
+            "faster",
+            "Faster",
+            key_display="+",
+            tooltip="Refresh more often",
+            group=SPEED_KEYS,
+        ),
+        Binding(
+            "minus",
+            "slower",
+            "Slower",
+            key_display="-",
+            tooltip="Refresh less often",
+            group=SPEED_KEYS,
+        ),
+        Binding(
+            "l",
+            "toggle_lock_filter",
+            "Filter",
+            tooltip="Locks view: sessions on the queue table / whole database",
+        ),
+        Binding(
+            "1", "show_panel('locks')", "Locks", tooltip="Focus the locks table", group=PANEL_KEYS
+        ),
+        Binding(
+            "2",
+            "show_panel('waiting')",
+            "Waiting",
+            tooltip="Focus the waiting sessions",
+            group=PANEL_KEYS,
+        ),
+        Binding(
+            "3",
+            "show_panel('idle')",
+            "Idle",
+            tooltip="Focus idle-in-transaction sessions",
+            group=PANEL_KEYS,
+        ),
+        Binding(
+            "4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases", group=PANEL_KEYS
+        ),
+        Binding(
+            "b",
+            "show_browser",
+            "Jobs",
+            group=PANEL_KEYS,
+            tooltip="The job browser: failed, dead, ready, scheduled or running jobs, a "
+            "page at a time, to look at and act on",
+        ),
         # priority: handled as it arrives, before the keys typed after it are sent on to
         # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
-        Binding("j", "lookup_jobs", "Job by id", priority=True,
-                tooltip="Look up any job by id, then requeue or dead-letter it"),
-        Binding("A", "show_audit", "Audit",
-                tooltip="The latest actions from the audit trail (the table, or --audit-file)"),
+        Binding(
+            "j",
+            "lookup_jobs",
+            "Job by id",
+            priority=True,
+            tooltip="Look up any job by id, then requeue or dead-letter it",
+        ),
+        Binding(
+            "A",
+            "show_audit",
+            "Audit",
+            tooltip="The latest actions from the audit trail (the table, or --audit-file)",
+        ),
         *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     ]
 
@@ -139,8 +193,11 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.failures = 0
         self._initial = tuple(snapshots)
         # where the job browser reads: the database, or fixed pages (screenshots)
-        self.browser_source = browser_source if browser_source is not None else (
-            DatabaseSource(dsn, spec) if self.polling_enabled else None)
+        self.browser_source = (
+            browser_source
+            if browser_source is not None
+            else (DatabaseSource(dsn, spec) if self.polling_enabled else None)
+        )
         self._conn: psycopg.Connection | None = None
         self._timer: Timer | None = None
         self._in_flight = False
@@ -174,8 +231,9 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             yield from self.compose_loadgen_tab()
             if self.spec is not None:
                 with TabPane("Jobs", id=BROWSER_TAB):
-                    yield JobBrowser(self.spec, self.browser_source, id="browser",
-                                     groups=self.active_groups)
+                    yield JobBrowser(
+                        self.spec, self.browser_source, id="browser", groups=self.active_groups
+                    )
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -247,9 +305,15 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         else:
             where = db.safe_dsn(self.dsn) if self.dsn else "libpq defaults"
         queue = snap.queue if snap else (str(self.spec.table) if self.spec else "-")
-        self.query_one(StatusBar).show(where=where, queue=queue, interval=self.interval,
-                                       link=self.link, snap=snap, read_only=self.read_only,
-                                       actions=self.recovery_note())
+        self.query_one(StatusBar).show(
+            where=where,
+            queue=queue,
+            interval=self.interval,
+            link=self.link,
+            snap=snap,
+            read_only=self.read_only,
+            actions=self.recovery_note(),
+        )
         self.query_one(StatePanel).show(snap, self.spec)
 
     # --- actions ------------------------------------------------------------------------------
@@ -388,7 +452,11 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         active = self.query_one(TabbedContent).active
         table_id = next((t for p, t, _ in PANELS if p == active), None)
         if table_id not in palette.SESSION_TABLES:
-            self.notify(f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on "
-                        "the session first", severity="warning", timeout=6)
+            self.notify(
+                f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on "
+                "the session first",
+                severity="warning",
+                timeout=6,
+            )
             return
         self.action_signal_session(action, table_id)

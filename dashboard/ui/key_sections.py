@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.binding import Binding
 
-from dashboard.ui.browser import JobBrowser
+from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.confirm import ConfirmScreen
@@ -21,21 +21,40 @@ def binding_sections(app: Any) -> list[tuple[str, Iterable]]:
         *app.loadgen_help(),
         ("stale leases", StaleLeaseTable.BINDINGS),
         ("sessions", IdleTable.BINDINGS),
-        ("job browser (b)", [*JobBrowser.BINDINGS,
-                             Binding("enter", "select", "The job's whole row (to_jsonb), "
-                                     "control characters escaped, long values cut")]),
-        ("tables", [Binding("enter", "select", "Show the whole row (query untruncated)"),
-                    Binding("up,down", "move", "Move the cursor one row"),
-                    Binding("pageup,pagedown", "move", "Move the cursor one page"),
-                    Binding("home,end", "move", "First row / last row"),
-                    Binding("left,right", "scroll", "Scroll sideways (wide columns)")]),
-        ("job look-up (j)", [
-            *JobLookupScreen.BINDINGS,
-            *(b for b in JobListScreen.BINDINGS if b.show),
-            Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
-            Binding("home,end", "scroll", "First job / last job")]),
+        (
+            "job browser (b)",
+            [
+                *JobBrowser.BINDINGS,
+                Binding(
+                    "enter",
+                    "select",
+                    "The job's whole row (to_jsonb), control characters escaped, long values cut",
+                ),
+            ],
+        ),
+        (
+            "tables",
+            [
+                Binding("enter", "select", "Show the whole row (query untruncated)"),
+                Binding("up,down", "move", "Move the cursor one row"),
+                Binding("pageup,pagedown", "move", "Move the cursor one page"),
+                Binding("home,end", "move", "First row / last row"),
+                Binding("left,right", "scroll", "Scroll sideways (wide columns)"),
+            ],
+        ),
+        (
+            "job look-up (j)",
+            [
+                *JobLookupScreen.BINDINGS,
+                *(b for b in JobListScreen.BINDINGS if b.show),
+                Binding("up,down,pageup,pagedown", "scroll", "Scroll the jobs found"),
+                Binding("home,end", "scroll", "First job / last job"),
+            ],
+        ),
         ("confirmations", ConfirmScreen.BINDINGS),
-        ("audit trail (A)", [*AuditScreen.BINDINGS,
-                             Binding("enter", "select", "The whole record")]),
+        (
+            "audit trail (A)",
+            [*AuditScreen.BINDINGS, Binding("enter", "select", "The whole record")],
+        ),
         ("everywhere", [Binding("ctrl+p", "command_palette", "Command palette")]),
     ]

@@ -37,25 +37,59 @@ STRATEGY_HINTS = {
 }
 
 LOADGEN_BINDINGS = [
-    Binding("5", "show_loadgen", "Load gen", tooltip="Focus the load generator's workers",
-            group=LOADGEN_KEYS),
-    Binding("w", "add_worker", "Add worker", tooltip="Start one more worker process",
-            group=LOADGEN_KEYS),
-    Binding("W", "remove_worker", "Remove worker", tooltip="Stop the newest worker process",
-            group=LOADGEN_KEYS),
-    Binding("s", "cycle_strategy", "Strategy",
-            tooltip="Claim strategy: skip-locked -> for-update -> nowait", group=LOADGEN_KEYS),
-    Binding("t", "toggle_hold_tx", "Hold tx",
-            tooltip="Hold transaction: work inside the claim transaction (the anti-pattern)",
-            group=LOADGEN_KEYS),
-    Binding("exclamation_mark", "crash_worker", "Crash", key_display="!",
-            tooltip="The newest worker exits hard after its next claim (a stale lease)",
-            group=LOADGEN_KEYS),
-    Binding("z", "stall_worker", "Stall",
-            tooltip=f"The newest worker sits idle in a transaction for {STALL_S:g}s",
-            group=LOADGEN_KEYS),
-    Binding("P", "toggle_producer", "Producer", tooltip="Pause or resume the producer",
-            group=LOADGEN_KEYS),
+    Binding(
+        "5",
+        "show_loadgen",
+        "Load gen",
+        tooltip="Focus the load generator's workers",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "w", "add_worker", "Add worker", tooltip="Start one more worker process", group=LOADGEN_KEYS
+    ),
+    Binding(
+        "W",
+        "remove_worker",
+        "Remove worker",
+        tooltip="Stop the newest worker process",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "s",
+        "cycle_strategy",
+        "Strategy",
+        tooltip="Claim strategy: skip-locked -> for-update -> nowait",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "t",
+        "toggle_hold_tx",
+        "Hold tx",
+        tooltip="Hold transaction: work inside the claim transaction (the anti-pattern)",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "exclamation_mark",
+        "crash_worker",
+        "Crash",
+        key_display="!",
+        tooltip="The newest worker exits hard after its next claim (a stale lease)",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "z",
+        "stall_worker",
+        "Stall",
+        tooltip=f"The newest worker sits idle in a transaction for {STALL_S:g}s",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
+        "P",
+        "toggle_producer",
+        "Producer",
+        tooltip="Pause or resume the producer",
+        group=LOADGEN_KEYS,
+    ),
 ]
 LOADGEN_ACTIONS = {b.action for b in LOADGEN_BINDINGS}
 FOOTER_OPTIONAL = LOADGEN_ACTIONS
@@ -125,14 +159,18 @@ class LoadGenControls:
         if tab.label_text != label:  # every half second: only a change is drawn
             relabel(tab, label)
         self.report_crashes(snap)
-        for error in snap.errors[self._load_errors_seen:]:
+        for error in snap.errors[self._load_errors_seen :]:
             self.notify(error, title="load generator", severity="error", timeout=10)
         self._load_errors_seen = len(snap.errors)
         reconnecting = bool(snap.running and snap.reconnecting)
         if reconnecting and not self._load_reconnecting:
-            self.notify(f"lost the database: {snap.connection_error}; reconnecting, the "
-                        "workers keep their count", title="load generator", severity="warning",
-                        timeout=10)
+            self.notify(
+                f"lost the database: {snap.connection_error}; reconnecting, the "
+                "workers keep their count",
+                title="load generator",
+                severity="warning",
+                timeout=10,
+            )
         elif self._load_reconnecting and not reconnecting and snap.running:
             self.notify("reconnected", title="load generator", timeout=4)
         self._load_reconnecting = reconnecting
@@ -148,14 +186,24 @@ class LoadGenControls:
                 continue
             jobs = ", ".join(map(str, crash.jobs))
             if crash.committed:
-                left = (f"job {jobs} stays running under its name: a stale lease once its "
-                        f"{snap.lease_s:g}s lease runs out (tab 4 marks it '! crash')")
+                left = (
+                    f"job {jobs} stays running under its name: a stale lease once its "
+                    f"{snap.lease_s:g}s lease runs out (tab 4 marks it '! crash')"
+                )
             else:
                 left = f"its claim of job {jobs} had not committed (hold-tx): rolled back"
-            self.notify(f"! crashed {crash.session}: {left}", title="load generator",
-                        severity="warning", timeout=10)
-        causes = {str(job): "! crash" if c.by_knob else "random crash"
-                  for c in snap.crashes if c.committed for job in c.jobs}
+            self.notify(
+                f"! crashed {crash.session}: {left}",
+                title="load generator",
+                severity="warning",
+                timeout=10,
+            )
+        causes = {
+            str(job): "! crash" if c.by_knob else "random crash"
+            for c in snap.crashes
+            if c.committed
+            for job in c.jobs
+        }
         with contextlib.suppress(NoMatches):
             self.stale_table.set_crash_causes(causes)
 
@@ -213,8 +261,11 @@ class LoadGenControls:
             return
         self.loadgen.remove_worker()
         newest = self._newest_live()
-        self.notify(f"stopping {newest.session if newest else 'a worker'}: "
-                    f"{snap.target_workers - 1} wanted (its jobs go back to ready)", timeout=3)
+        self.notify(
+            f"stopping {newest.session if newest else 'a worker'}: "
+            f"{snap.target_workers - 1} wanted (its jobs go back to ready)",
+            timeout=3,
+        )
 
     # True while hold-tx is on only because `s` chose for-update: leaving for-update undoes it.
     _hold_tx_by_strategy = False
@@ -229,8 +280,10 @@ class LoadGenControls:
             # behind the first row; held through the work, every worker visibly waits on it.
             self.loadgen.set_knobs(strategy=new, hold_tx=True)
             self._hold_tx_by_strategy = True
-            hint += "; hold transaction turned ON so the pile-up behind one blocker shows " \
-                    "(t turns it off)"
+            hint += (
+                "; hold transaction turned ON so the pile-up behind one blocker shows "
+                "(t turns it off)"
+            )
         elif self._hold_tx_by_strategy:
             self.loadgen.set_knobs(strategy=new, hold_tx=False)
             self._hold_tx_by_strategy = False
@@ -243,9 +296,12 @@ class LoadGenControls:
         self._hold_tx_by_strategy = False
         on = not self.loadgen.settings.hold_tx
         self.loadgen.set_hold_tx(on)
-        self.notify("hold transaction ON: workers keep the claim transaction open while "
-                    "they work" if on else "hold transaction off: claims commit before work",
-                    timeout=5)
+        self.notify(
+            "hold transaction ON: workers keep the claim transaction open while they work"
+            if on
+            else "hold transaction off: claims commit before work",
+            timeout=5,
+        )
 
     def action_crash_worker(self) -> None:
         worker = self._newest_live()
@@ -253,8 +309,11 @@ class LoadGenControls:
             self.notify("no live worker to crash", severity="warning", timeout=3)
             return
         self.loadgen.crash_worker(worker.k)  # this one, the one named: not whoever is newest
-        self.notify(f"{worker.session} (pid {worker.backend_pid or '-'}) will exit hard after "
-                    "its next claim; a new worker replaces it", timeout=5)
+        self.notify(
+            f"{worker.session} (pid {worker.backend_pid or '-'}) will exit hard after "
+            "its next claim; a new worker replaces it",
+            timeout=5,
+        )
 
     def action_stall_worker(self) -> None:
         worker = self._newest_live()
@@ -262,11 +321,12 @@ class LoadGenControls:
             self.notify("no live worker to stall", severity="warning", timeout=3)
             return
         self.loadgen.stall_worker(STALL_S)
-        self.notify(f"{worker.session} sits idle in a transaction holding a row lock for "
-                    f"{STALL_S:g}s", timeout=5)
+        self.notify(
+            f"{worker.session} sits idle in a transaction holding a row lock for {STALL_S:g}s",
+            timeout=5,
+        )
 
     def action_toggle_producer(self) -> None:
         paused = not self._stats().producer_paused
         self.loadgen.pause_producer(paused)
-        self.notify("producer paused: no new jobs" if paused else "producer resumed",
-                    timeout=3)
+        self.notify("producer paused: no new jobs" if paused else "producer resumed", timeout=3)

@@ -30,8 +30,11 @@ def app_commands(app: Any, bindings: Iterable[Binding]) -> Iterable[SystemComman
     for b in bindings:
         if b.action == "quit" or not app.check_action(b.action, ()):
             continue
-        yield _command(b.description, f"{b.tooltip} (key {keys_text(b.key)})",
-                       lambda action=b.action: app.call_later(app.run_action, action))
+        yield _command(
+            b.description,
+            f"{b.tooltip} (key {keys_text(b.key)})",
+            lambda action=b.action: app.call_later(app.run_action, action),
+        )
 
 
 def stale_lease_commands(app: Any) -> Iterable[SystemCommand]:
@@ -48,23 +51,28 @@ def stale_lease_commands(app: Any) -> Iterable[SystemCommand]:
             else:
                 app.call_later(app.stale_table.run_action, action)
 
-        yield _command(f"{b.description} (stale leases)",
-                       f"{b.tooltip} (key {keys_text(b.key)} in tab 4)", run)
+        yield _command(
+            f"{b.description} (stale leases)", f"{b.tooltip} (key {keys_text(b.key)} in tab 4)", run
+        )
 
 
 def browser_commands(app: Any) -> Iterable[SystemCommand]:
     """Role, order, filters, pages, marks and the actions of the job browser (tab b)."""
-    from dashboard.ui.browser import JobBrowser
+    from dashboard.ui.jobs_tab import JobBrowser
 
     if app.spec is None or app.browser_source is None:
         return
     for b in JobBrowser.BINDINGS:
+
         def run(action: str = b.action) -> None:
             app.call_later(app.action_show_browser)
             app.call_later(app.browser.run_action, action)
 
-        yield _command(f"{b.description} (job browser)",
-                       f"{b.tooltip} (key {keys_text(b.key)} in the job browser, b)", run)
+        yield _command(
+            f"{b.description} (job browser)",
+            f"{b.tooltip} (key {keys_text(b.key)} in the job browser, b)",
+            run,
+        )
 
 
 def session_commands(app: Any) -> Iterable[SystemCommand]:
@@ -73,7 +81,8 @@ def session_commands(app: Any) -> Iterable[SystemCommand]:
         return
     for b in session_bindings("waiting"):
         what = "cancel" if "'cancel'" in b.action else "terminate"
-        yield _command(f"{b.description} (session)",
-                       f"{b.tooltip} of the waiting or idle tab (key {keys_text(b.key)} "
-                       "in tabs 2 and 3)",
-                       lambda what=what: app.call_later(app.signal_open_session, what))
+        yield _command(
+            f"{b.description} (session)",
+            f"{b.tooltip} of the waiting or idle tab (key {keys_text(b.key)} in tabs 2 and 3)",
+            lambda what=what: app.call_later(app.signal_open_session, what),
+        )

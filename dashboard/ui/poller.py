@@ -11,8 +11,9 @@ from textual import work
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from dashboard import db, redact
+from dashboard import db
 from dashboard.errors import UserError
+from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
 

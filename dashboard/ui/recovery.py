@@ -21,9 +21,9 @@ from textual.worker import Worker, WorkerState
 from dashboard import actions, db
 from dashboard.actions import ActionResult, ObservedJob, ObservedSession, Skipped, dead_letters
 from dashboard.actions.capabilities import ACTIONS
-from dashboard.actions.dead_table import ALREADY_DEAD
 from dashboard.errors import UserError
 from dashboard.models import IdleTransaction
+from dashboard.queue_sql.dead_table import ALREADY_DEAD
 from dashboard.ui.poller import _one_line_error
 from dashboard.ui.screens.action_result import ActionResultScreen, result_title
 from dashboard.ui.screens.confirm import (
@@ -35,8 +35,13 @@ from dashboard.ui.screens.confirm import (
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 
 # app actions that need a database; hidden when the dashboard shows fixed snapshots
-RECOVERY_ACTIONS = ("requeue_stale", "dead_letter_stale", "signal_session", "lookup_jobs",
-                    "show_audit")
+RECOVERY_ACTIONS = (
+    "requeue_stale",
+    "dead_letter_stale",
+    "signal_session",
+    "lookup_jobs",
+    "show_audit",
+)
 CHECKING = "still checking permissions; try again in a moment"
 WORKER_GROUPS = ("recovery", "recovery-lookup", "recovery-check")
 
@@ -78,8 +83,9 @@ class LookupRefused(Message):
 
 
 class JobsObserved(Message):
-    def __init__(self, jobs: list[ObservedJob], missing: list[Skipped],
-                 dead: list[ObservedJob] = ()) -> None:
+    def __init__(
+        self, jobs: list[ObservedJob], missing: list[Skipped], dead: list[ObservedJob] = ()
+    ) -> None:
         super().__init__()
         self.jobs = jobs
         self.missing = missing
@@ -104,7 +110,8 @@ class RecoveryMixin:
         """Decide what is allowed: at once when obvious, else by a worker (once)."""
         if self.read_only:
             self.action_reasons = dict.fromkeys(
-                ACTIONS, "read-only mode (--read-only): recovery actions are disabled")
+                ACTIONS, "read-only mode (--read-only): recovery actions are disabled"
+            )
         elif not self.polling_enabled:
             self.action_reasons = dict.fromkeys(ACTIONS, "no database: fixed snapshots only")
         else:
@@ -115,8 +122,9 @@ class RecoveryMixin:
     def check_capabilities(self) -> None:
         try:
             with closing(db.connect_action(self.dsn)) as conn:
-                reasons = actions.capabilities(conn, self.spec, read_only=self.read_only,
-                                               audit_file=self.audit_file)
+                reasons = actions.capabilities(
+                    conn, self.spec, read_only=self.read_only, audit_file=self.audit_file
+                )
         except (psycopg.Error, UserError, OSError) as exc:
             why = f"cannot check permissions ({_why(exc)}); press again to retry"
             self.post_message(CapabilitiesReady(dict.fromkeys(ACTIONS, why), failed=True))
@@ -160,8 +168,7 @@ class RecoveryMixin:
                 self.check_capabilities()
             return True
         if self._action_busy:
-            self.notify("an action is still running; its result comes first",
-                        severity="warning")
+            self.notify("an action is still running; its result comes first", severity="warning")
             return True
         return False
 
@@ -181,13 +188,22 @@ class RecoveryMixin:
         if not leases and table.cursor_item() is not None:
             leases = [table.cursor_item()]
         if not leases:
-            self.notify("no stale lease: mark rows with Space (a marks all) or put the "
-                        "cursor on one (key 4)", severity="warning")
+            self.notify(
+                "no stale lease: mark rows with Space (a marks all) or put the "
+                "cursor on one (key 4)",
+                severity="warning",
+            )
             return
         everything = len(leases) if len(leases) > 1 and len(leases) == len(table.items) else None
-        self._confirm(job_request(action, self.spec, [ObservedJob.from_stale(s) for s in leases],
-                                  overdue={str(s.id): s.overdue_s for s in leases},
-                                  all_stale=everything))
+        self._confirm(
+            job_request(
+                action,
+                self.spec,
+                [ObservedJob.from_stale(s) for s in leases],
+                overdue={str(s.id): s.overdue_s for s in leases},
+                all_stale=everything,
+            )
+        )
 
     def action_signal_session(self, action: str, table_id: str) -> None:
         if self._refused(action):
@@ -197,11 +213,18 @@ class RecoveryMixin:
             self.notify("no session under the cursor", severity="warning")
             return
         if item.backend_start is None:  # without it a reused pid cannot be ruled out
-            self.notify(f"cannot see when backend {item.pid} started (GRANT pg_read_all_stats"
-                        " to this role); refusing to signal it", severity="warning", timeout=8)
+            self.notify(
+                f"cannot see when backend {item.pid} started (GRANT pg_read_all_stats"
+                " to this role); refusing to signal it",
+                severity="warning",
+                timeout=8,
+            )
             return
-        seen = (ObservedSession.from_idle(item) if isinstance(item, IdleTransaction)
-                else ObservedSession.from_session(item))
+        seen = (
+            ObservedSession.from_idle(item)
+            if isinstance(item, IdleTransaction)
+            else ObservedSession.from_session(item)
+        )
         self._confirm(session_request(action, item, seen))
 
     async def action_lookup_jobs(self, value: str = "", error: str = "") -> None:
@@ -218,8 +241,7 @@ class RecoveryMixin:
 
     # --- confirm, run, report ------------------------------------------------------------------
 
-    def _confirm(self, request: ConfirmRequest,
-                 on_go: Callable[[], object] | None = None) -> None:
+    def _confirm(self, request: ConfirmRequest, on_go: Callable[[], object] | None = None) -> None:
         """Ask; on a yes that may still run, call `on_go` and run the action."""
         screen = ConfirmScreen(request)
 
@@ -242,14 +264,27 @@ class RecoveryMixin:
                     signal = actions.cancel if action == "cancel" else actions.terminate
                     result = signal(conn, payload["session"], audit=sink, reason=reason)
                 elif action == "requeue":
-                    result = actions.requeue(conn, self.spec, payload["jobs"], audit=sink,
-                                             force=payload["force"], reason=reason)
+                    result = actions.requeue(
+                        conn,
+                        self.spec,
+                        payload["jobs"],
+                        audit=sink,
+                        force=payload["force"],
+                        reason=reason,
+                    )
                 elif action == "retry-dead":
-                    result = dead_letters.retry_dead(conn, self.spec, payload["jobs"],
-                                                     audit=sink, reason=reason)
+                    result = dead_letters.retry_dead(
+                        conn, self.spec, payload["jobs"], audit=sink, reason=reason
+                    )
                 else:
-                    result = actions.dead_letter(conn, self.spec, payload["jobs"], audit=sink,
-                                                 reason=reason or "", force=payload["force"])
+                    result = actions.dead_letter(
+                        conn,
+                        self.spec,
+                        payload["jobs"],
+                        audit=sink,
+                        reason=reason or "",
+                        force=payload["force"],
+                    )
         except (psycopg.Error, UserError, OSError) as exc:
             self.post_message(RecoveryFailed(action, _why(exc)))
             return
@@ -258,16 +293,19 @@ class RecoveryMixin:
     def on_recovery_done(self, message: RecoveryDone) -> None:
         self._action_busy = False
         result = message.result
-        self.notify(result.summary(), title=result_title(result),
-                    severity="information" if result.ok else "warning", timeout=8)
+        self.notify(
+            result.summary(),
+            title=result_title(result),
+            severity="information" if result.ok else "warning",
+            timeout=8,
+        )
         self.push_screen(ActionResultScreen(result))
         self.refresh_views_after_action()
         self._poll_soon()
 
     def on_recovery_failed(self, message: RecoveryFailed) -> None:
         self._action_busy = False
-        self.notify(message.reason, title=f"{message.action} failed",
-                    severity="error", timeout=12)
+        self.notify(message.reason, title=f"{message.action} failed", severity="error", timeout=12)
         self.refresh_views_after_action()  # a failed action may still have its record
         self._poll_soon()
 
@@ -288,8 +326,12 @@ class RecoveryMixin:
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group in WORKER_GROUPS and event.state == WorkerState.ERROR:
             self._action_busy = False  # a bug, not the database: say so, keep going
-            self.notify(_one_line_error(event.worker.error), title="internal error",
-                        severity="error", timeout=12)
+            self.notify(
+                _one_line_error(event.worker.error),
+                title="internal error",
+                severity="error",
+                timeout=12,
+            )
 
     # --- look up by id -------------------------------------------------------------------------
 
@@ -344,11 +386,17 @@ class RecoveryMixin:
 
         self.ask_job_action(action, change, message.force, left_out, on_go=close_list)
 
-    def ask_job_action(self, action: str, jobs: Sequence[ObservedJob], force: bool,
-                       left_out: Sequence[Skipped] = (),
-                       on_go: Callable[[], object] | None = None) -> None:
+    def ask_job_action(
+        self,
+        action: str,
+        jobs: Sequence[ObservedJob],
+        force: bool,
+        left_out: Sequence[Skipped] = (),
+        on_go: Callable[[], object] | None = None,
+    ) -> None:
         """Confirm a job action on `jobs` as observed (the look-up list, the browser)."""
         if self._refused(action):
             return
-        self._confirm(job_request(action, self.spec, jobs, force=force, left_out=left_out),
-                      on_go=on_go)
+        self._confirm(
+            job_request(action, self.spec, jobs, force=force, left_out=left_out), on_go=on_go
+        )

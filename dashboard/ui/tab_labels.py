@@ -20,8 +20,9 @@ def relabel(tab: Tab, label: str) -> None:
     out again (and moves the underline) on every poll, a sixth of a refresh's cost at 1,000
     rows a table (bench/render_main_screen.py). A wider label, or a Textual whose Tab keeps
     its label elsewhere, goes through `tab.label`."""
-    if cell_len(tab.label_text) == cell_len(label) and isinstance(getattr(tab, "_label", None),
-                                                                  Content):
+    if cell_len(tab.label_text) == cell_len(label) and isinstance(
+        getattr(tab, "_label", None), Content
+    ):
         tab._label = Content.from_text(label)
         Static.update(tab, tab._label, layout=False)  # Tab.update would relayout the row
     else:

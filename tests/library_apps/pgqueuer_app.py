@@ -22,19 +22,25 @@ DSN = os.environ.get("PGQ_DSN", "")
 HEARTBEAT_TIMEOUT_S = float(os.environ.get("PGQ_HEARTBEAT_TIMEOUT", "2"))
 ENTRYPOINTS = os.environ.get("PGQ_ENTRYPOINTS", "quick,long,boom,hold").split(",")
 
-SIDE_TABLE = ("CREATE TABLE side_effects (id bigserial PRIMARY KEY, job_id bigint NOT NULL, "
-              "task text NOT NULL, event text NOT NULL)")
+SIDE_TABLE = (
+    "CREATE TABLE side_effects (id bigserial PRIMARY KEY, job_id bigint NOT NULL, "
+    "task text NOT NULL, event text NOT NULL)"
+)
 
 
 async def _record(job_id: int, task: str, event: str) -> int:
     """Insert one side effect; how many times this job had started before."""
-    async with await psycopg.AsyncConnection.connect(DSN, autocommit=True,
-                                                     application_name="side-effect") as conn:
-        cur = await conn.execute("SELECT count(*) FROM side_effects "
-                                 "WHERE job_id = %s AND event = 'started'", (job_id,))
+    async with await psycopg.AsyncConnection.connect(
+        DSN, autocommit=True, application_name="side-effect"
+    ) as conn:
+        cur = await conn.execute(
+            "SELECT count(*) FROM side_effects WHERE job_id = %s AND event = 'started'", (job_id,)
+        )
         (before,) = await cur.fetchone()
-        await conn.execute("INSERT INTO side_effects (job_id, task, event) VALUES (%s, %s, %s)",
-                           (job_id, task, event))
+        await conn.execute(
+            "INSERT INTO side_effects (job_id, task, event) VALUES (%s, %s, %s)",
+            (job_id, task, event),
+        )
         return before
 
 
@@ -58,14 +64,19 @@ async def boom(job: Job) -> None:
 @asynccontextmanager
 async def main():
     """The factory pgqueuer.run calls: a PgQueuer on one autocommit connection."""
-    conn = await psycopg.AsyncConnection.connect(DSN, autocommit=True,
-                                                 application_name="pgqueuer-worker")
+    conn = await psycopg.AsyncConnection.connect(
+        DSN, autocommit=True, application_name="pgqueuer-worker"
+    )
     pgq = PgQueuer.from_psycopg_connection(conn)
     # name: (function, on_failure, concurrency_limit); one `long` at a time, so that a
     # requeue which left queue_manager_id set would block it (the limit counts such rows)
-    handlers = {"quick": (quick, "delete", 0), "long": (long, "delete", 1),
-                "live": (long, "delete", 0), "boom": (boom, "delete", 0),
-                "hold": (boom, "hold", 0)}
+    handlers = {
+        "quick": (quick, "delete", 0),
+        "long": (long, "delete", 1),
+        "live": (long, "delete", 0),
+        "boom": (boom, "delete", 0),
+        "hold": (boom, "hold", 0),
+    }
     for name in ENTRYPOINTS:
         function, on_failure, limit = handlers[name]
         pgq.entrypoint(name, on_failure=on_failure, concurrency_limit=limit)(function)
@@ -78,6 +89,11 @@ async def main():
 if __name__ == "__main__":
     import pgqueuer
 
-    asyncio.run(pgqueuer.run("pgqueuer_app:main", batch_size=1,
-                             heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S),
-                             dequeue_timeout=timedelta(seconds=1)))
+    asyncio.run(
+        pgqueuer.run(
+            "pgqueuer_app:main",
+            batch_size=1,
+            heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S),
+            dequeue_timeout=timedelta(seconds=1),
+        )
+    )

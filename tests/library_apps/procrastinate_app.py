@@ -20,21 +20,28 @@ HEARTBEAT_S = float(os.environ.get("PQ_HEARTBEAT", "1"))
 STALLED_S = float(os.environ.get("PQ_STALLED", "4"))
 
 app = App(
-    connector=PsycopgConnector(conninfo=DSN, min_size=1, max_size=2,
-                               kwargs={"application_name": "procrastinate-worker"}),
-    worker_defaults={"update_heartbeat_interval": HEARTBEAT_S,
-                     "stalled_worker_timeout": STALLED_S,
-                     "fetch_job_polling_interval": 0.5},
+    connector=PsycopgConnector(
+        conninfo=DSN, min_size=1, max_size=2, kwargs={"application_name": "procrastinate-worker"}
+    ),
+    worker_defaults={
+        "update_heartbeat_interval": HEARTBEAT_S,
+        "stalled_worker_timeout": STALLED_S,
+        "fetch_job_polling_interval": 0.5,
+    },
 )
 
-SIDE_TABLE = ("CREATE TABLE side_effects (id bigserial PRIMARY KEY, job_id bigint NOT NULL, "
-              "task text NOT NULL, attempt int NOT NULL, event text NOT NULL)")
+SIDE_TABLE = (
+    "CREATE TABLE side_effects (id bigserial PRIMARY KEY, job_id bigint NOT NULL, "
+    "task text NOT NULL, attempt int NOT NULL, event text NOT NULL)"
+)
 
 
 def _record(job_id: int, task: str, attempt: int, event: str) -> None:
     with psycopg.connect(DSN, autocommit=True, application_name="side-effect") as conn:
-        conn.execute("INSERT INTO side_effects (job_id, task, attempt, event) "
-                     "VALUES (%s, %s, %s, %s)", (job_id, task, attempt, event))
+        conn.execute(
+            "INSERT INTO side_effects (job_id, task, attempt, event) VALUES (%s, %s, %s, %s)",
+            (job_id, task, attempt, event),
+        )
 
 
 @app.task(name="quick", queue="demo", pass_context=True)

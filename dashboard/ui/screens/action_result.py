@@ -21,11 +21,14 @@ def result_table(result: ActionResult) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     verb = result.summary().splitlines()[0].split(":")[0]
-    table.add_row(Text(verb, style="green"),
-                  f"{len(result.changed)}" + (f": {ids_text(list(result.changed), 50)}"
-                                              if result.changed else ""))
-    table.add_row(Text("skipped", style="yellow" if result.skipped else ""),
-                  str(len(result.skipped)))
+    table.add_row(
+        Text(verb, style="green"),
+        f"{len(result.changed)}"
+        + (f": {ids_text(list(result.changed), 50)}" if result.changed else ""),
+    )
+    table.add_row(
+        Text("skipped", style="yellow" if result.skipped else ""), str(len(result.skipped))
+    )
     for s in result.skipped[:MAX_SKIPPED]:
         table.add_row(f"  {s.id}", s.reason)
     if len(result.skipped) > MAX_SKIPPED:

@@ -20,9 +20,9 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from dashboard.actions.audit_trail import AuditPage, AuditRecord
+from dashboard.audit.trail import AuditPage, AuditRecord
 from dashboard.errors import UserError
-from dashboard.report import one_line
+from dashboard.render.report import one_line
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 OUTCOME_STYLES = {"changed": "green", "skipped": "yellow"}
@@ -39,9 +39,13 @@ class AuditTable(KeyedTable):
 
     TITLE = "Audit record"
     COLUMNS = (  # narrow: who, then the change, then the reason give way (Enter has them)
-        Col("at", "at", 14), Col("action", "action", 11), Col("target", "target", 7, "right"),
-        Col("change", "from -> to", 20, drop=2), Col("outcome", "outcome", 26),
-        Col("reason", "reason", 12, fill=True, drop=1), Col("who", "who", 16, drop=3),
+        Col("at", "at", 14),
+        Col("action", "action", 11),
+        Col("target", "target", 7, "right"),
+        Col("change", "from -> to", 20, drop=2),
+        Col("outcome", "outcome", 26),
+        Col("reason", "reason", 12, fill=True, drop=1),
+        Col("who", "who", 16, drop=3),
     )
 
     def cell_style(self, column: str, value: object) -> str | None:
@@ -61,8 +65,15 @@ class AuditTable(KeyedTable):
         self.set_rows(rows.items())
 
     def values(self, key: str, r: AuditRecord) -> tuple:
-        return (when(r.at), r.action, r.target, f"{r.was} -> {r.to_state or '-'}",
-                r.what_happened, one_line(r.reason or "-", 200), r.who)
+        return (
+            when(r.at),
+            r.action,
+            r.target,
+            f"{r.was} -> {r.to_state or '-'}",
+            r.what_happened,
+            one_line(r.reason or "-", 200),
+            r.who,
+        )
 
 
 class AuditLoaded(Message):
@@ -77,8 +88,7 @@ class AuditScreen(ModalScreen[None]):
 
     BINDINGS = [
         Binding("r", "reload", "Reload", tooltip="Read the audit trail again"),
-        Binding("escape,q", "close", "Close", key_display="Esc",
-                tooltip="Close the audit trail"),
+        Binding("escape,q", "close", "Close", key_display="Esc", tooltip="Close the audit trail"),
     ]
 
     def __init__(self, load: Callable[[], AuditPage], source: str) -> None:
@@ -124,8 +134,9 @@ class AuditScreen(ModalScreen[None]):
         self.query_one(AuditTable).show(page)
         n = len(page.records)
         line = Text(f"{page.source}: ", style="bold")
-        line.append(f"{n} latest record{'s' if n != 1 else ''}" if n else "no audited action",
-                    style="")
+        line.append(
+            f"{n} latest record{'s' if n != 1 else ''}" if n else "no audited action", style=""
+        )
         line.append(f", newest first (at most {LIMIT})", style="dim")
         for note in page.notes:
             line.append(f"  {note}", style="yellow")

@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from dashboard.report import age
+from dashboard.render.report import age
 
 # what an operator calls each field; a field not named here shows its name, spaced
 LABELS = {

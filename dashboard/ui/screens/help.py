@@ -12,12 +12,27 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-KEY_NAMES = {"question_mark": "?", "equals_sign": "=", "plus": "+", "minus": "-",
-             "escape": "Esc", "enter": "Enter", "space": "Space", "ctrl+p": "Ctrl+P",
-             "ctrl+c": "Ctrl+C",
-             "pageup": "PgUp", "pagedown": "PgDn", "f1": "F1", "exclamation_mark": "!",
-             "up": "Up", "down": "Down", "home": "Home", "end": "End", "left": "Left",
-             "right": "Right"}
+KEY_NAMES = {
+    "question_mark": "?",
+    "equals_sign": "=",
+    "plus": "+",
+    "minus": "-",
+    "escape": "Esc",
+    "enter": "Enter",
+    "space": "Space",
+    "ctrl+p": "Ctrl+P",
+    "ctrl+c": "Ctrl+C",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "f1": "F1",
+    "exclamation_mark": "!",
+    "up": "Up",
+    "down": "Down",
+    "home": "Home",
+    "end": "End",
+    "left": "Left",
+    "right": "Right",
+}
 
 
 def keys_text(key: str) -> str:
@@ -63,7 +78,9 @@ class HelpScreen(ModalScreen[None]):
             yield Static(
                 "\nRows: Enter shows the whole row (query untruncated). Tables keep the "
                 "cursor and marks by pid or job id across refreshes. '~' marks planner "
-                "estimates; 'locked' counts rows row-locked right now.", classes="help-note")
+                "estimates; 'locked' counts rows row-locked right now.",
+                classes="help-note",
+            )
             if self.notes:
                 yield Static("\n" + "\n".join(self.notes), classes="help-note")
         yield Footer(compact=True, show_command_palette=False)

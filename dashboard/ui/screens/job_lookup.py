@@ -36,14 +36,29 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
 
     BINDINGS = [
         # priority: the Input would take Enter first, and hide it from the footer
-        Binding("enter", "look_up", "Look up", key_display="Enter", priority=True,
-                tooltip="Look up the ids typed (a plain read, nothing changes)"),
-        Binding("escape", "cancel", "Close", key_display="Esc",
-                tooltip="Close the look-up, look nothing up"),
+        Binding(
+            "enter",
+            "look_up",
+            "Look up",
+            key_display="Enter",
+            priority=True,
+            tooltip="Look up the ids typed (a plain read, nothing changes)",
+        ),
+        Binding(
+            "escape",
+            "cancel",
+            "Close",
+            key_display="Esc",
+            tooltip="Close the look-up, look nothing up",
+        ),
     ]
 
-    def __init__(self, check: Callable[[list[str]], str | None] | None = None,
-                 value: str = "", error: str = "") -> None:
+    def __init__(
+        self,
+        check: Callable[[list[str]], str | None] | None = None,
+        value: str = "",
+        error: str = "",
+    ) -> None:
         super().__init__()
         self.check = check
         self.value = value
@@ -52,8 +67,9 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="lookup-body") as body:
             body.border_title = "Look up jobs by id (Escape closes)"
-            yield Input(self.value, placeholder="job ids, separated by spaces or commas",
-                        id="lookup-ids")
+            yield Input(
+                self.value, placeholder="job ids, separated by spaces or commas", id="lookup-ids"
+            )
             yield Static(id="lookup-error")
             yield Static(Text("Enter: look up (a plain read, nothing changes)", style="dim"))
         yield Footer(compact=True, show_command_palette=False)
@@ -118,20 +134,43 @@ class JobListScreen(ModalScreen[None]):
     """
 
     BINDINGS = [
-        Binding("R", "choose('requeue', False)", "Requeue",
-                tooltip="Requeue the jobs found (expired leases only)"),
-        Binding("F", "choose('requeue', True)", "Force requeue",
-                tooltip="Requeue even leases that have not expired"),
-        Binding("D", "choose('dead-letter', False)", "Dead-letter",
-                tooltip="Dead-letter the jobs found (asks for a reason)"),
-        Binding("Y", "choose('retry-dead', False)", "Retry dead",
-                tooltip="Move the jobs found in the dead-letter table back into the queue"),
-        Binding("escape,q", "close", "Close", key_display="Esc",
-                tooltip="Close the list, change nothing"),
+        Binding(
+            "R",
+            "choose('requeue', False)",
+            "Requeue",
+            tooltip="Requeue the jobs found (expired leases only)",
+        ),
+        Binding(
+            "F",
+            "choose('requeue', True)",
+            "Force requeue",
+            tooltip="Requeue even leases that have not expired",
+        ),
+        Binding(
+            "D",
+            "choose('dead-letter', False)",
+            "Dead-letter",
+            tooltip="Dead-letter the jobs found (asks for a reason)",
+        ),
+        Binding(
+            "Y",
+            "choose('retry-dead', False)",
+            "Retry dead",
+            tooltip="Move the jobs found in the dead-letter table back into the queue",
+        ),
+        Binding(
+            "escape,q",
+            "close",
+            "Close",
+            key_display="Esc",
+            tooltip="Close the list, change nothing",
+        ),
         # the list is not focusable, so these reach the screen: they jump at once (an
         # animated End looked as if it stopped a few rows short)
-        *(Binding(key, f"scroll_list('{key}')", key, show=False)
-          for key in ("up", "down", "pageup", "pagedown", "home", "end")),
+        *(
+            Binding(key, f"scroll_list('{key}')", key, show=False)
+            for key in ("up", "down", "pageup", "pagedown", "home", "end")
+        ),
     ]
     KEYS_LINE = "R requeue  F force requeue  D dead-letter  Esc close"
     DEAD_KEYS_LINE = "Y retry from the dead-letter table  Esc close"
@@ -145,8 +184,13 @@ class JobListScreen(ModalScreen[None]):
             self.action = action
             self.force = force
 
-    def __init__(self, jobs: Sequence[ObservedJob], missing: Sequence[Skipped],
-                 spec: QueueSpec, dead: Sequence[ObservedJob] = ()) -> None:
+    def __init__(
+        self,
+        jobs: Sequence[ObservedJob],
+        missing: Sequence[Skipped],
+        spec: QueueSpec,
+        dead: Sequence[ObservedJob] = (),
+    ) -> None:
         super().__init__()
         self.jobs = list(jobs)
         self.missing = list(missing)
@@ -157,26 +201,35 @@ class JobListScreen(ModalScreen[None]):
         dead_table = self.spec.policy.dead_letter.table if self.dead else None
         lines = Text("\n").join(
             [Text(job_line(job)) for job in self.jobs]
-            + [Text(f"{dead_line(job)}  already dead-lettered: in {dead_table}", style="red")
-               for job in self.dead]
-            + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing])
+            + [
+                Text(f"{dead_line(job)}  already dead-lettered: in {dead_table}", style="red")
+                for job in self.dead
+            ]
+            + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing]
+        )
         lines.no_wrap, lines.overflow = True, "ellipsis"
         keys = [self.KEYS_LINE.removesuffix("  Esc close")] if self.jobs else []
         keys += [self.DEAD_KEYS_LINE.removesuffix("  Esc close")] if self.dead else []
         with VerticalScroll(id="joblist-body", can_focus=False) as body:
-            body.border_title = (f"{len(self.jobs)} job(s) found, "
-                                 + (f"{len(self.dead)} in the dead-letter table, "
-                                    if self.dead else "")
-                                 + f"{len(self.missing)} not found")
+            body.border_title = (
+                f"{len(self.jobs)} job(s) found, "
+                + (f"{len(self.dead)} in the dead-letter table, " if self.dead else "")
+                + f"{len(self.missing)} not found"
+            )
             body.border_subtitle = "  ".join([*keys, "Esc close"])
             yield Static(lines, id="joblist-lines")
         yield Footer(compact=True, show_command_palette=False)
 
     def action_scroll_list(self, key: str) -> None:
         body = self.query_one("#joblist-body", VerticalScroll)
-        move = {"up": body.scroll_up, "down": body.scroll_down,
-                "pageup": body.scroll_page_up, "pagedown": body.scroll_page_down,
-                "home": body.scroll_home, "end": body.scroll_end}[key]
+        move = {
+            "up": body.scroll_up,
+            "down": body.scroll_down,
+            "pageup": body.scroll_page_up,
+            "pagedown": body.scroll_page_down,
+            "home": body.scroll_home,
+            "end": body.scroll_end,
+        }[key]
         move(animate=False)
 
     def action_close(self) -> None:
@@ -190,13 +243,21 @@ class JobListScreen(ModalScreen[None]):
                 self.notify("no job found in the dead-letter table", severity="warning")
             return
         if not self.jobs:
-            self.notify("the jobs found are in the dead-letter table: Y retries them"
-                        if self.dead else "no job to act on", severity="warning")
+            self.notify(
+                "the jobs found are in the dead-letter table: Y retries them"
+                if self.dead
+                else "no job to act on",
+                severity="warning",
+            )
             return
         change, skipped = foresee(self.spec, self.jobs, action, force)
         if not change:  # nothing would change as looked up: say why instead of asking
-            self.notify(skipped_text(skipped, action, force), severity="warning", timeout=8,
-                        title=f"{'force ' if force else ''}{action}: nothing to change")
+            self.notify(
+                skipped_text(skipped, action, force),
+                severity="warning",
+                timeout=8,
+                title=f"{'force ' if force else ''}{action}: nothing to change",
+            )
             return
         self.post_message(self.Chosen(self, action, force))
 

@@ -32,6 +32,12 @@ def serve(command: str, host: str, port: int, *, title: str, url: str | None = N
     """Serve until Ctrl-C or SIGTERM (textual-serve handles both)."""
     from textual_serve.server import Server
 
-    server = Server(command, host=host, port=port, title=title,
-                    public_url=url or public_url(host, port), templates_path=TEMPLATES)
+    server = Server(
+        command,
+        host=host,
+        port=port,
+        title=title,
+        public_url=url or public_url(host, port),
+        templates_path=TEMPLATES,
+    )
     server.serve()

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from dashboard.report import one_line
+from dashboard.render.report import one_line
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,9 @@ def fit_columns(columns: Sequence[Col], room: int, pad: int) -> list[tuple[int, 
     table still wider than the room scrolls sideways."""
     shown = list(range(len(columns)))
     total = sum(c.width + 2 * pad for c in columns)
-    by_rank = sorted((i for i, c in enumerate(columns) if c.drop),
-                     key=lambda i: (-columns[i].drop, -i))
+    by_rank = sorted(
+        (i for i, c in enumerate(columns) if c.drop), key=lambda i: (-columns[i].drop, -i)
+    )
     for i in by_rank:
         if total <= room:
             break
@@ -97,7 +98,9 @@ class KeyedTable(ScrollView, can_focus=True):
         Binding("right", "scroll_right", "Scroll right", show=False),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "keyedtable--header", "keyedtable--cursor", "keyedtable--even-row",
+        "keyedtable--header",
+        "keyedtable--cursor",
+        "keyedtable--even-row",
     }
     DEFAULT_CSS = """
     KeyedTable {
@@ -162,9 +165,13 @@ class KeyedTable(ScrollView, can_focus=True):
         self._layout = layout
         pad = " " * self.PADDING
         self._width = sum(w + 2 * self.PADDING for _, w in layout)
-        self._header = Strip([Segment(pad + _justify(fit(self.COLUMNS[i].label, w),
-                                                     self.COLUMNS[i], w) + pad)
-                              for i, w in layout], self._width)
+        self._header = Strip(
+            [
+                Segment(pad + _justify(fit(self.COLUMNS[i].label, w), self.COLUMNS[i], w) + pad)
+                for i, w in layout
+            ],
+            self._width,
+        )
         self._lines.clear()
         self.virtual_size = Size(self._width, len(self._keys) + 1)
         self.refresh()

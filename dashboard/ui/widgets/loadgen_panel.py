@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from dashboard.fit import GAP, kept
 from dashboard.loadgen import LoadSnapshot, WorkerStats
 from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S
+from dashboard.render.fit import GAP, kept
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this recent window
@@ -95,23 +95,34 @@ def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
     lock_waits = snap.totals.get("lock_waits", 0)
     return [
         StripPart("", "", snap.strategy, "bold", 0),
-        StripPart("hold-tx ", "hold-tx ", "on" if snap.hold_tx else "off",
-                  "bold yellow" if snap.hold_tx else "", 0),
+        StripPart(
+            "hold-tx ",
+            "hold-tx ",
+            "on" if snap.hold_tx else "off",
+            "bold yellow" if snap.hold_tx else "",
+            0,
+        ),
         StripPart("done ", "done ", f"{_rate(snap.completions_per_s)}/s", "bold green", 0),
-        StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95),
-                  "", 0),
-        StripPart("lock waits ", "lock waits ", f"{lock_waits:,}",
-                  "bold yellow" if lock_waits else "", 0),
+        StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95), "", 0),
+        StripPart(
+            "lock waits ", "lock waits ", f"{lock_waits:,}", "bold yellow" if lock_waits else "", 0
+        ),
         StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
         StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
-        StripPart("producer ", "producer ", _producer(snap),
-                  "bold cyan" if snap.producer_paused else "", 2),
+        StripPart(
+            "producer ",
+            "producer ",
+            _producer(snap),
+            "bold cyan" if snap.producer_paused else "",
+            2,
+        ),
         StripPart("claims ", "claims ", f"{_rate(snap.claims_per_s)}/s", "", 3),
     ]
 
 
-def fit_strip(badge: Text, parts: list[StripPart], room: int | None,
-              tail: StripPart | None = None) -> tuple[Text, list[StripPart], bool]:
+def fit_strip(
+    badge: Text, parts: list[StripPart], room: int | None, tail: StripPart | None = None
+) -> tuple[Text, list[StripPart], bool]:
     """(badge, parts shown, short labels?) for `room` cells: every part with long labels
     if they fit, else a short badge and short labels, the highest ranks leaving until the
     rest fits. `tail` (an error) comes last and takes what is left, cut. None room (not
@@ -127,8 +138,7 @@ def fit_strip(badge: Text, parts: list[StripPart], room: int | None,
     if sum(long) + len(GAP) * (len(parts) - 1) <= space(badge):
         return badge, parts, False
     head = Text(" load ", badge.style)
-    keep = kept([p.width(True) for p in parts], [p.rank for p in parts], space(head),
-                whole=True)
+    keep = kept([p.width(True) for p in parts], [p.rank for p in parts], space(head), whole=True)
     return head, [parts[i] for i in keep], True
 
 
@@ -162,8 +172,9 @@ class LoadStrip(Static):
         if snap.running and snap.reconnecting:
             # who is down, then why; the rest is stale anyway
             first = [p for p in parts if p.label in ("workers ", "producer ")]
-            parts = [replace(p, rank=0) for p in first] + \
-                [replace(p, rank=max(p.rank, 1)) for p in parts if p not in first]
+            parts = [replace(p, rank=0) for p in first] + [
+                replace(p, rank=max(p.rank, 1)) for p in parts if p not in first
+            ]
             tail = StripPart("why ", "why ", snap.connection_error or "?", "yellow", 0)
         room = self.size.width - cell_len(text.plain) if self.size.width else None
         badge, shown, short = fit_strip(badge, parts, room, tail)
@@ -189,15 +200,31 @@ class LoadSummary(Static):
             grid.add_column(justify=justify, no_wrap=True)
 
         def row(a: str, av: object, b: str = "", bv: object = "") -> None:
-            grid.add_row(Text(a, "dim"), av if isinstance(av, Text) else Text(str(av)),
-                         Text(b, "dim"), bv if isinstance(bv, Text) else Text(str(bv)))
+            grid.add_row(
+                Text(a, "dim"),
+                av if isinstance(av, Text) else Text(str(av)),
+                Text(b, "dim"),
+                bv if isinstance(bv, Text) else Text(str(bv)),
+            )
 
-        row("strategy", Text(snap.strategy, "bold"), "hold-tx",
-            Text("on", "bold yellow") if snap.hold_tx else "off")
-        row("workers", f"{snap.live_workers}/{snap.target_workers}", "producer",
-            _producer(snap, short=True))
-        row("claims/s", _rate(snap.claims_per_s), "done/s",
-            Text(_rate(snap.completions_per_s), "green"))
+        row(
+            "strategy",
+            Text(snap.strategy, "bold"),
+            "hold-tx",
+            Text("on", "bold yellow") if snap.hold_tx else "off",
+        )
+        row(
+            "workers",
+            f"{snap.live_workers}/{snap.target_workers}",
+            "producer",
+            _producer(snap, short=True),
+        )
+        row(
+            "claims/s",
+            _rate(snap.claims_per_s),
+            "done/s",
+            Text(_rate(snap.completions_per_s), "green"),
+        )
         lat = snap.recent_latency
         row("claim time", f"last {WINDOW}", "p50", _ms_unit(lat.p50))
         row("p95", _ms_unit(lat.p95), "p99", _ms_unit(lat.p99))
@@ -218,8 +245,12 @@ class LoadSummary(Static):
         self.update(Group(grid, *lines) if lines else grid)
 
 
-STATE_STYLES = {"stopping": "dim", "STALLED": "bold yellow", "alive": "green",
-                "retrying": "bold yellow"}
+STATE_STYLES = {
+    "stopping": "dim",
+    "STALLED": "bold yellow",
+    "alive": "green",
+    "retrying": "bold yellow",
+}
 
 
 def _state(w: WorkerStats) -> str:
@@ -246,9 +277,14 @@ class WorkerDetail:
         # one a line, numbers aligned: a wrapped "failed / 0" would pair the wrong words
         counts = [(name.replace("_", " "), f"{w.counters.get(name, 0):,}") for name in COUNTERS]
         names, numbers = (max(len(x[i]) for x in counts) for i in (0, 1))
-        return cls(worker_number=w.k, session=w.session, backend_pid=w.backend_pid,
-                   process_id=w.pid, state=_state(w),
-                   counters="\n".join(f"{name:<{names}}  {n:>{numbers}}" for name, n in counts))
+        return cls(
+            worker_number=w.k,
+            session=w.session,
+            backend_pid=w.backend_pid,
+            process_id=w.pid,
+            state=_state(w),
+            counters="\n".join(f"{name:<{names}}  {n:>{numbers}}" for name, n in counts),
+        )
 
 
 class WorkersTable(KeyedTable):
@@ -258,11 +294,14 @@ class WorkersTable(KeyedTable):
     SHORT_TITLE = "Load gen"
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
-        Col("name", "worker", 21), Col("state", "state", 8),
+        Col("name", "worker", 21),
+        Col("state", "state", 8),
         # pid: the backend's, as the lock, waiting and idle tables show it; then the OS's
-        Col("pid", "pid", 7, "right", drop=1), Col("os_pid", "os pid", 7, "right", drop=3),
+        Col("pid", "pid", 7, "right", drop=1),
+        Col("os_pid", "os pid", 7, "right", drop=3),
         Col("claimed", "claimed", 7, "right", drop=2),
-        Col("completed", "done", 7, "right", drop=2), Col("failed", "failed", 6, "right", drop=3),
+        Col("completed", "done", 7, "right", drop=2),
+        Col("failed", "failed", 6, "right", drop=3),
         Col("lock_waits", "lock waits", 10, "right", drop=3),
     )
 
@@ -275,10 +314,16 @@ class WorkersTable(KeyedTable):
     def values(self, key: str, w: WorkerStats) -> tuple:
         c = w.counters
         # the session's name, as the lock, idle and stale-lease tables show it
-        return (w.session, _state(w), w.backend_pid or "-", w.pid or "-",
-                f"{c.get('claimed', 0):,}",
-                f"{c.get('completed', 0):,}", f"{c.get('failed', 0):,}",
-                f"{c.get('lock_waits', 0):,}")
+        return (
+            w.session,
+            _state(w),
+            w.backend_pid or "-",
+            w.pid or "-",
+            f"{c.get('claimed', 0):,}",
+            f"{c.get('completed', 0):,}",
+            f"{c.get('failed', 0):,}",
+            f"{c.get('lock_waits', 0):,}",
+        )
 
     def action_select_cursor(self) -> None:
         """Enter: the worker in words (its counters one a line), not its raw stats."""

@@ -20,8 +20,7 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # plotext colours (names it knows, or 256-colour numbers): it has no "yellow", and an
 # unknown name silently draws in the axes' colour. 3 is the terminal's yellow, the one
 # Rich's "yellow" (the titles, the state panel) uses.
-ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red",
-               "dead": "magenta"}
+ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": "magenta"}
 
 
 def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, list]:
@@ -74,7 +73,8 @@ def tick_label(value: float) -> str:
 def _rich_style(fullground, style, background) -> Style:
     """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
     return Text.from_ansi(colors_to_ansi(fullground, style, background) + "x").get_style_at_offset(
-        _CONSOLE, 0)
+        _CONSOLE, 0
+    )
 
 
 class HistoryPlot(PlotextPlot):
@@ -114,13 +114,19 @@ class HistoryPlot(PlotextPlot):
         else:
             now = times[-1]
             ages = [t - now for t in times]  # <= 0: seconds before the latest poll
-            lines = [(downsample(ages, list(ys), max(self.size.width // 2, 1)), color)
-                     for ys, color in self.series()]
+            lines = [
+                (downsample(ages, list(ys), max(self.size.width // 2, 1)), color)
+                for ys, color in self.series()
+            ]
             top = max((max(ys) for (_, ys), _ in lines), default=0.0)
             span = max(round(-ages[0]), 1)
             # what the picture depends on, at the precision it can show
-            drawing = (tuple((tuple(map(round, xs)), tuple(ys), color)
-                             for (xs, ys), color in lines), span, top, self.size)
+            drawing = (
+                tuple((tuple(map(round, xs)), tuple(ys), color) for (xs, ys), color in lines),
+                span,
+                top,
+                self.size,
+            )
         if drawing == self._drawn:
             return
         self._drawn = drawing
@@ -177,8 +183,13 @@ class HistoryPlot(PlotextPlot):
         matrix = plot.monitor.matrix
         strips = []
         for row in reversed(matrix.Rows):  # plotext counts rows from the bottom
-            cells = zip(matrix.marker[row], matrix.fullground[row], matrix.style[row],
-                        matrix.background[row], strict=True)
+            cells = zip(
+                matrix.marker[row],
+                matrix.fullground[row],
+                matrix.style[row],
+                matrix.background[row],
+                strict=True,
+            )
             segments: list[Segment] = []
             run: list[str] = []
             look = None
@@ -199,8 +210,7 @@ class HistoryPlot(PlotextPlot):
 
 
 class DepthPlot(HistoryPlot):
-    TITLE = ("Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] "
-             "[magenta]dead[/]")
+    TITLE = "Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] [magenta]dead[/]"
 
     def series(self) -> list[tuple[list[float], str | int]]:
         # done only grows: it would flatten the backlog lines, and throughput shows it

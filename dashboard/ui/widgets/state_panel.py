@@ -6,10 +6,16 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dashboard.models import QueueSpec, Snapshot
-from dashboard.report import age, one_line
+from dashboard.render.report import age, one_line
 
-ROLE_STYLES = {"ready": "cyan", "scheduled": "blue", "running": "yellow", "done": "green",
-               "failed": "red", "dead": "magenta"}
+ROLE_STYLES = {
+    "ready": "cyan",
+    "scheduled": "blue",
+    "running": "yellow",
+    "done": "green",
+    "failed": "red",
+    "dead": "magenta",
+}
 
 
 def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
@@ -36,19 +42,40 @@ def group_lines(snap: Snapshot, width: int, most: int = 8) -> list[tuple[str, st
     if not snap.groups:
         return []
     scheduled = "scheduled" in snap.roles
-    lines = [(clip(GROUP_ROW.format("group", "ready", "sched" if scheduled else "", "run",
-                                     "stale", "oldest"), width), "dim")]
-    busiest = sorted(snap.groups, key=lambda g: (-(g.ready + g.running + g.stale_leases),
-                                                 g.name))
+    lines = [
+        (
+            clip(
+                GROUP_ROW.format(
+                    "group", "ready", "sched" if scheduled else "", "run", "stale", "oldest"
+                ),
+                width,
+            ),
+            "dim",
+        )
+    ]
+    busiest = sorted(snap.groups, key=lambda g: (-(g.ready + g.running + g.stale_leases), g.name))
     for g in busiest[:most]:
         style = "red" if g.stale_leases else ""
-        lines.append((clip(GROUP_ROW.format(clip(g.name, 10), f"{g.ready:,}",
-                                            f"{g.scheduled:,}" if scheduled else "",
-                                            f"{g.running:,}", f"{g.stale_leases:,}",
-                                            age(g.oldest_ready_age_s)), width), style))
+        lines.append(
+            (
+                clip(
+                    GROUP_ROW.format(
+                        clip(g.name, 10),
+                        f"{g.ready:,}",
+                        f"{g.scheduled:,}" if scheduled else "",
+                        f"{g.running:,}",
+                        f"{g.stale_leases:,}",
+                        age(g.oldest_ready_age_s),
+                    ),
+                    width,
+                ),
+                style,
+            )
+        )
     if len(busiest) > most:
-        lines.append((f"… {len(busiest) - most} more groups (snapshot --json has them all)",
-                      "dim italic"))
+        lines.append(
+            (f"… {len(busiest) - most} more groups (snapshot --json has them all)", "dim italic")
+        )
     return lines
 
 
@@ -72,8 +99,14 @@ class StatePanel(Static):
             return
         width = max(self.content_size.width, 30)
         # plain text in columns, not a Rich table: this repaints on every poll
-        rows = [(role, f"{'~' if role in snap.estimated else ''}{snap.counts.get(role, 0):,}",
-                 snap.locked.get(role)) for role in snap.roles]
+        rows = [
+            (
+                role,
+                f"{'~' if role in snap.estimated else ''}{snap.counts.get(role, 0):,}",
+                snap.locked.get(role),
+            )
+            for role in snap.roles
+        ]
         count_w = max(4, *(len(count) for _, count, _ in rows))
         text = Text(no_wrap=True, overflow="ellipsis")
         height = self.content_size.height
@@ -86,8 +119,9 @@ class StatePanel(Static):
                 text.append("\n")
             text.append(f"{role[:7]:<7}", ROLE_STYLES[role])
             text.append(f" {count:>{count_w}} ")
-            text.append(f"{'' if locked is None else f'{locked:,}':>6}",
-                        "bold" if locked else "dim")
+            text.append(
+                f"{'' if locked is None else f'{locked:,}':>6}", "bold" if locked else "dim"
+            )
             room = width - 7 - count_w - 8 - 1
             text.append(" " + clip(raw_values(role, snap, spec), max(room, 1)), "dim")
         notes = text
@@ -97,11 +131,18 @@ class StatePanel(Static):
             notes.append("  ~ estimate", "dim")
         extra: list[tuple[str, str]] = group_lines(snap, width)
         if snap.row_lock_holders:
-            extra.append((clip(HOLDER_ROW.format("row locks", "pid", "rows", "role", "app"),
-                               width), "dim"))
+            extra.append(
+                (clip(HOLDER_ROW.format("row locks", "pid", "rows", "role", "app"), width), "dim")
+            )
             for h in sorted(snap.row_lock_holders, key=lambda h: -h.rows)[:8]:
-                extra.append((clip(HOLDER_ROW.format("", h.pid, h.rows, h.role,
-                                                     h.application_name), width), ""))
+                extra.append(
+                    (
+                        clip(
+                            HOLDER_ROW.format("", h.pid, h.rows, h.role, h.application_name), width
+                        ),
+                        "",
+                    )
+                )
         extra += [("! " + one_line(w, width - 2), "yellow") for w in snap.warnings[:3]]
         # never cut silently: what does not fit is counted on the last line that does
         room = max(height - int(header) - len(snap.roles) - 1, 0) if height else len(extra)

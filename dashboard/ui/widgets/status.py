@@ -39,8 +39,17 @@ class StatusBar(Static):
 
     _text: Text | None = None
 
-    def show(self, *, where: str, queue: str, interval: float, link: LinkState,
-             snap: Snapshot | None, read_only: bool, actions: str = "") -> None:
+    def show(
+        self,
+        *,
+        where: str,
+        queue: str,
+        interval: float,
+        link: LinkState,
+        snap: Snapshot | None,
+        read_only: bool,
+        actions: str = "",
+    ) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
         state = link.kind + (f", {link.detail}" if link.detail else "")
@@ -51,17 +60,20 @@ class StatusBar(Static):
         if actions:  # e.g. "actions off": pressing an action key says why
             text.append(f" {actions} ", "yellow")
         if snap is not None:  # how fresh the data is: before anything a long name could cut
-            text.append(f" {'at' if link.kind in FRESH else 'last data'} "
-                        f"{snap.taken_at:%H:%M:%S}", "dim")
+            text.append(
+                f" {'at' if link.kind in FRESH else 'last data'} {snap.taken_at:%H:%M:%S}", "dim"
+            )
             text.append(f" ({snap.elapsed_ms:.0f} ms", "dim")
             if snap.monitor_load is not None:  # the monitor's own share of the server
                 text.append(f", db {snap.monitor_load:.1%}", "dim")
             text.append(") ", "dim")
-            behind = [s for s in snap.sections if s.age_s and s.age_s > 2 * interval
-                      and not s.error]
+            behind = [
+                s for s in snap.sections if s.age_s and s.age_s > 2 * interval and not s.error
+            ]
             if behind:  # paced by their cost: old on purpose, and said so
-                text.append(" " + ", ".join(f"{s.name} {s.age_s:.0f}s old" for s in behind)
-                            + " ", "yellow")
+                text.append(
+                    " " + ", ".join(f"{s.name} {s.age_s:.0f}s old" for s in behind) + " ", "yellow"
+                )
         text.append(f" every {interval:g}s ", "dim")
         text.append(" queue ", "dim")
         text.append(queue, "bold")

@@ -16,15 +16,15 @@ from dashboard.models import (
     StaleLease,
     WaitingSession,
 )
-from dashboard.report import age
-from dashboard.ui.widgets.keyedtable import Col, KeyedTable
-from dashboard.who_holds import (
+from dashboard.render.report import age
+from dashboard.render.who_holds import (
     HeldRows,
     held_rows,
     jobs_text,
     lock_target,
     row_lock_mode,
 )
+from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 QUERY_WIDTH = 28  # at least: the query column takes whatever width is left
 R = "right"  # numbers and ages line up on their last digit
@@ -52,10 +52,15 @@ class LocksTable(KeyedTable):
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
     COLUMNS = (
-        Col("pid", "pid", 7, R), Col("granted", "held", 4), Col("mode", "mode", 17),
-        Col("type", "type", 13, **FIRST), Col("relation", "on", 22),
-        Col("app", "application", 18, **LATER), Col("n", "locks", 5, R, **FIRST),
-        Col("wait", "waiting", 7, R), Col("query", "query", QUERY_WIDTH, **QUERY),
+        Col("pid", "pid", 7, R),
+        Col("granted", "held", 4),
+        Col("mode", "mode", 17),
+        Col("type", "type", 13, **FIRST),
+        Col("relation", "on", 22),
+        Col("app", "application", 18, **LATER),
+        Col("n", "locks", 5, R, **FIRST),
+        Col("wait", "waiting", 7, R),
+        Col("query", "query", QUERY_WIDTH, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -85,31 +90,60 @@ class LocksTable(KeyedTable):
             self._counts[key] = held.rows
             groups[key] = held
         # waiting locks first, then by pid, a session's held rows after its pg_locks rows
-        ordered = sorted(groups, key=lambda k: (k[4], k[0], k[1] == "rows", k[1], k[2],
-                                                k[3] or "", k[5] or ""))
+        ordered = sorted(
+            groups, key=lambda k: (k[4], k[0], k[1] == "rows", k[1], k[2], k[3] or "", k[5] or "")
+        )
         self.set_rows((key, groups[key]) for key in ordered)  # keyed by the group itself
 
     def values(self, key: tuple, lk: LockInfo | HeldRows) -> tuple:
         if isinstance(lk, HeldRows):
-            held = f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}" if lk.job_ids \
+            held = (
+                f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}"
+                if lk.job_ids
                 else f"{lk.rows} rows of {lk.queue}"
-            return (lk.pid, "yes", "held in the rows", "row locks", held, lk.application_name,
-                    lk.rows, "", "")
+            )
+            return (
+                lk.pid,
+                "yes",
+                "held in the rows",
+                "row locks",
+                held,
+                lk.application_name,
+                lk.rows,
+                "",
+                "",
+            )
         # a row lock by its row-level mode (FOR UPDATE), a table lock's without "Lock";
         # a lock on no relation (a transaction id, an advisory lock) says what it is on
         kind = "row lock" if lk.is_row_lock else lk.locktype
-        return (lk.pid, "yes" if lk.granted else "WAIT", row_lock_mode(lk), kind,
-                lock_target(lk, self._waits_for.get(lk.pid)), lk.application_name,
-                self._counts[key], "" if lk.wait_s is None else age(lk.wait_s), lk.query)
+        return (
+            lk.pid,
+            "yes" if lk.granted else "WAIT",
+            row_lock_mode(lk),
+            kind,
+            lock_target(lk, self._waits_for.get(lk.pid)),
+            lk.application_name,
+            self._counts[key],
+            "" if lk.wait_s is None else age(lk.wait_s),
+            lk.query,
+        )
 
 
 def session_bindings(table_id: str) -> list[Binding]:
     """Cancel / terminate the session under the cursor (guarded by pid + backend start)."""
     return [
-        Binding("C", f"app.signal_session('cancel', '{table_id}')", "Cancel query",
-                tooltip="Cancel the current query of the session under the cursor"),
-        Binding("T", f"app.signal_session('terminate', '{table_id}')", "Terminate",
-                tooltip="End the session under the cursor (its transaction rolls back)"),
+        Binding(
+            "C",
+            f"app.signal_session('cancel', '{table_id}')",
+            "Cancel query",
+            tooltip="Cancel the current query of the session under the cursor",
+        ),
+        Binding(
+            "T",
+            f"app.signal_session('terminate', '{table_id}')",
+            "Terminate",
+            tooltip="End the session under the cursor (its transaction rolls back)",
+        ),
     ]
 
 
@@ -120,10 +154,13 @@ class WaitingTable(KeyedTable):
     SHORT_TITLE = "Waiting"
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
-        Col("session", "blocker -> waiters", 20), Col("age", "xact/wait", 9, R),
-        Col("what", "state / wait event", 19), Col("jobs", "jobs", 14),
+        Col("session", "blocker -> waiters", 20),
+        Col("age", "xact/wait", 9, R),
+        Col("what", "state / wait event", 19),
+        Col("jobs", "jobs", 14),
         # the query fills what is left: 2 cells under the others' least, for the jobs
-        Col("app", "application", 18, **LATER), Col("query", "query", QUERY_WIDTH - 2, **QUERY),
+        Col("app", "application", 18, **LATER),
+        Col("query", "query", QUERY_WIDTH - 2, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -189,13 +226,25 @@ class WaitingTable(KeyedTable):
     def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
         label = self._label[key]
         if isinstance(item, WaitingSession):
-            return (label, age(item.wait_s), item.wait_event, self.jobs(item.pid, item.job_id),
-                    item.application_name, item.query)
+            return (
+                label,
+                age(item.wait_s),
+                item.wait_event,
+                self.jobs(item.pid, item.job_id),
+                item.application_name,
+                item.query,
+            )
         if item is None:  # a blocker whose session the snapshot did not catch
             pid = int(key[1:])
             return (label, "-", "?", self.jobs(pid), "?", "")
-        return (label, age(item.xact_age_s), item.state, self.jobs(item.pid),
-                item.application_name, item.query)
+        return (
+            label,
+            age(item.xact_age_s),
+            item.state,
+            self.jobs(item.pid),
+            item.application_name,
+            item.query,
+        )
 
 
 class IdleTable(KeyedTable):
@@ -205,10 +254,15 @@ class IdleTable(KeyedTable):
     SHORT_TITLE = "Idle xact"
     BINDINGS = session_bindings("idle")
     COLUMNS = (
-        Col("pid", "pid", 7, R), Col("xact", "xact age", 8, R), Col("idle", "idle", 8, R),
-        Col("xmin", "xmin age (xids)", 15, R), Col("locks", "locks", 5, R, **FIRST),
-        Col("jobs", "holds jobs", 12), Col("app", "application", 18, **LATER),
-        Col("user", "user", 10, **FIRST), Col("query", "last query", QUERY_WIDTH, **QUERY),
+        Col("pid", "pid", 7, R),
+        Col("xact", "xact age", 8, R),
+        Col("idle", "idle", 8, R),
+        Col("xmin", "xmin age (xids)", 15, R),
+        Col("locks", "locks", 5, R, **FIRST),
+        Col("jobs", "holds jobs", 12),
+        Col("app", "application", 18, **LATER),
+        Col("user", "user", 10, **FIRST),
+        Col("query", "last query", QUERY_WIDTH, **QUERY),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -223,9 +277,17 @@ class IdleTable(KeyedTable):
 
     def values(self, key: str, i: IdleTransaction) -> tuple:
         held = self._held.get(i.pid)
-        return (i.pid, age(i.xact_age_s), age(i.idle_s), _dash(i.xmin_age), i.locks_held,
-                jobs_text(held.job_ids, held.rows) if held else "", i.application_name,
-                i.user, i.query)
+        return (
+            i.pid,
+            age(i.xact_age_s),
+            age(i.idle_s),
+            _dash(i.xmin_age),
+            i.locks_held,
+            jobs_text(held.job_ids, held.rows) if held else "",
+            i.application_name,
+            i.user,
+            i.query,
+        )
 
 
 class StaleLeaseTable(KeyedTable):
@@ -237,16 +299,29 @@ class StaleLeaseTable(KeyedTable):
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the stale lease"),
         Binding("a", "mark_all", "Mark all", tooltip="Mark every stale lease shown"),
         Binding("u", "clear_marks", "Unmark all", tooltip="Clear every mark"),
-        Binding("R", "app.requeue_stale", "Requeue",
-                tooltip="Requeue the marked stale leases (or the one under the cursor)"),
-        Binding("D", "app.dead_letter_stale", "Dead-letter",
-                tooltip="Dead-letter the marked stale leases (or the one under the cursor)"),
+        Binding(
+            "R",
+            "app.requeue_stale",
+            "Requeue",
+            tooltip="Requeue the marked stale leases (or the one under the cursor)",
+        ),
+        Binding(
+            "D",
+            "app.dead_letter_stale",
+            "Dead-letter",
+            tooltip="Dead-letter the marked stale leases (or the one under the cursor)",
+        ),
     ]
     COLUMNS = (
-        Col("id", "job id", 9, R), Col("mark", "✓", 1), Col("overdue", "overdue", 7, R),
-        Col("worker", "worker", 18, fill=True), Col("alive", "alive", 5),
-        Col("token", "token", 5, R), Col("attempts", "tries", 5, R, **FIRST),
-        Col("started", "started at", 10, **LATER), Col("status", "status", 8),
+        Col("id", "job id", 9, R),
+        Col("mark", "✓", 1),
+        Col("overdue", "overdue", 7, R),
+        Col("worker", "worker", 18, fill=True),
+        Col("alive", "alive", 5),
+        Col("token", "token", 5, R),
+        Col("attempts", "tries", 5, R, **FIRST),
+        Col("started", "started at", 10, **LATER),
+        Col("status", "status", 8),
     )
 
     def __init__(self, **kwargs) -> None:
@@ -275,9 +350,17 @@ class StaleLeaseTable(KeyedTable):
         started = f"{s.started_at:%H:%M:%S}" if s.started_at else "-"
         cause = self.crash_causes.get(key)
         worker = f"{_dash(s.worker)} ({cause})" if cause else _dash(s.worker)
-        return (s.id, "●" if key in self.marked else "", age(s.overdue_s), worker,
-                ALIVE[s.worker_alive], _dash(s.lease_token), _dash(s.attempts), started,
-                s.status)
+        return (
+            s.id,
+            "●" if key in self.marked else "",
+            age(s.overdue_s),
+            worker,
+            ALIVE[s.worker_alive],
+            _dash(s.lease_token),
+            _dash(s.attempts),
+            started,
+            s.status,
+        )
 
     def selected_job_ids(self) -> list:
         """The ids of the marked stale leases, in table order."""
@@ -311,12 +394,17 @@ def stale_unknown_text(spec: QueueSpec) -> Text:
     """What the stale-lease tab says, in full, when the spec cannot tell a stale lease."""
     cols = spec.columns
     named = {c for c in (cols.created_at, cols.scheduled_at, cols.heartbeat) if c}
-    candidates = [c for c, kind in spec.column_types.items()
-                  if kind.startswith("timestamp") and c not in named]
+    candidates = [
+        c
+        for c, kind in spec.column_types.items()
+        if kind.startswith("timestamp") and c not in named
+    ]
     text = Text()
     text.append(f"STALE LEASES CANNOT BE COMPUTED for {spec.table}\n", style="bold black on yellow")
-    text.append("The queue spec names no lease_until, started_at, heartbeat or workers table, so "
-                "no running job can be told stale: this tab stays empty whatever happens.\n")
+    text.append(
+        "The queue spec names no lease_until, started_at, heartbeat or workers table, so "
+        "no running job can be told stale: this tab stays empty whatever happens.\n"
+    )
     text.append("Pass ", style="")
     text.append("--started-at-column COLUMN", style="bold")
     text.append(" (stale after ")

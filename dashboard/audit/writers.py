@@ -62,8 +62,14 @@ def _jsonable(value: Any) -> Any:
 
 
 class AuditSink(Protocol):
-    def record(self, conn: psycopg.Connection, action: str, queue_table: str | None,
-               reason: str | None, entries: list[AuditEntry]) -> None: ...
+    def record(
+        self,
+        conn: psycopg.Connection,
+        action: str,
+        queue_table: str | None,
+        reason: str | None,
+        entries: list[AuditEntry],
+    ) -> None: ...
 
     def finish(self, outcome: str) -> None: ...
 
@@ -71,16 +77,36 @@ class AuditSink(Protocol):
 class TableAudit:
     """queuetop.audit_log, written in the action's own transaction."""
 
-    def record(self, conn: psycopg.Connection, action: str, queue_table: str | None,
-               reason: str | None, entries: list[AuditEntry]) -> None:
+    def record(
+        self,
+        conn: psycopg.Connection,
+        action: str,
+        queue_table: str | None,
+        reason: str | None,
+        entries: list[AuditEntry],
+    ) -> None:
         if not entries:
             return
-        rows = [{"target": e.target, "from_state": _jsonable(e.from_state), "to_state": e.to_state,
-                 "outcome": e.outcome, "detail": _jsonable(e.detail)} for e in entries]
-        conn.execute(queries.load("actions/insert_audit"), {
-            "os_user": os_user(), "action": action, "queue_table": queue_table,
-            "reason": reason, "entries": Jsonb(rows),
-        })
+        rows = [
+            {
+                "target": e.target,
+                "from_state": _jsonable(e.from_state),
+                "to_state": e.to_state,
+                "outcome": e.outcome,
+                "detail": _jsonable(e.detail),
+            }
+            for e in entries
+        ]
+        conn.execute(
+            queries.load("actions/insert_audit"),
+            {
+                "os_user": os_user(),
+                "action": action,
+                "queue_table": queue_table,
+                "reason": reason,
+                "entries": Jsonb(rows),
+            },
+        )
 
     def finish(self, outcome: str) -> None:
         """Nothing to do: the rows committed or rolled back with the change."""
@@ -96,8 +122,10 @@ class FileAudit:
             with self.path.open("a", encoding="utf-8"):
                 pass
         except OSError as exc:
-            raise UserError(f"cannot write audit file {self.path}: {exc.strerror}; "
-                            "pass a writable --audit-file path") from exc
+            raise UserError(
+                f"cannot write audit file {self.path}: {exc.strerror}; "
+                "pass a writable --audit-file path"
+            ) from exc
 
     def _append(self, lines: list[dict[str, Any]]) -> None:
         with self.path.open("a", encoding="utf-8") as f:
@@ -106,22 +134,51 @@ class FileAudit:
             f.flush()
             os.fsync(f.fileno())
 
-    def record(self, conn: psycopg.Connection, action: str, queue_table: str | None,
-               reason: str | None, entries: list[AuditEntry]) -> None:
+    def record(
+        self,
+        conn: psycopg.Connection,
+        action: str,
+        queue_table: str | None,
+        reason: str | None,
+        entries: list[AuditEntry],
+    ) -> None:
         self.action_id = str(uuid.uuid4())
         at = datetime.now(timezone.utc).isoformat()
-        base = {"action_id": self.action_id, "at": at, "db_user": conn.info.user,
-                "os_user": os_user(), "action": action, "queue_table": queue_table,
-                "reason": reason}
-        self._append([{**base, "target": e.target, "from_state": e.from_state,
-                       "to_state": e.to_state, "outcome": "pending" if e.outcome == "changed"
-                       else e.outcome, "detail": e.detail} for e in entries])
+        base = {
+            "action_id": self.action_id,
+            "at": at,
+            "db_user": conn.info.user,
+            "os_user": os_user(),
+            "action": action,
+            "queue_table": queue_table,
+            "reason": reason,
+        }
+        self._append(
+            [
+                {
+                    **base,
+                    "target": e.target,
+                    "from_state": e.from_state,
+                    "to_state": e.to_state,
+                    "outcome": "pending" if e.outcome == "changed" else e.outcome,
+                    "detail": e.detail,
+                }
+                for e in entries
+            ]
+        )
 
     def finish(self, outcome: str) -> None:
         if self.action_id is None:
             return
-        self._append([{"action_id": self.action_id, "at": datetime.now(timezone.utc).isoformat(),
-                       "outcome": outcome}])
+        self._append(
+            [
+                {
+                    "action_id": self.action_id,
+                    "at": datetime.now(timezone.utc).isoformat(),
+                    "outcome": outcome,
+                }
+            ]
+        )
         self.action_id = None
 
 
@@ -136,11 +193,14 @@ def commit(conn: psycopg.Connection, sink: AuditSink) -> None:
     sink.finish("committed")
 
 
-def table_privileges(conn: psycopg.Connection, schema: str | None,
-                     table: str) -> dict[str, Any] | None:
+def table_privileges(
+    conn: psycopg.Connection, schema: str | None, table: str
+) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(queries.load("actions/check_table_privileges"),
-                           {"schema": schema or "public", "table": table}).fetchone()
+        return cur.execute(
+            queries.load("actions/check_table_privileges"),
+            {"schema": schema or "public", "table": table},
+        ).fetchone()
 
 
 def choose_sink(conn: psycopg.Connection, audit_file: str | Path | None) -> AuditSink:
@@ -149,8 +209,9 @@ def choose_sink(conn: psycopg.Connection, audit_file: str | Path | None) -> Audi
         return FileAudit(audit_file)
     privs = table_privileges(conn, AUDIT_SCHEMA, AUDIT_TABLE)
     if privs is None:
-        raise UserError(f"no audit trail: the table {AUDIT_SCHEMA}.{AUDIT_TABLE} does not exist; "
-                        f"{ENABLE_HINT}")
+        raise UserError(
+            f"no audit trail: the table {AUDIT_SCHEMA}.{AUDIT_TABLE} does not exist; {ENABLE_HINT}"
+        )
     if not (privs["can_use_schema"] and privs["can_insert"]):
         raise UserError(
             f"no audit trail: role {privs['role']} may not append to {AUDIT_SCHEMA}.{AUDIT_TABLE}; "

@@ -23,8 +23,9 @@ MIN_VERBATIM = 3
 # scheme://user:PASSWORD@ (the password runs to the last '@' of the word)
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)(?P<pw>\S*)(?P<at>@)")
 # password=PASSWORD in a key=value DSN, quoted or not
-_KEYWORD_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'?|[^\s'\"]+)",
-                               re.IGNORECASE)
+_KEYWORD_PASSWORD = re.compile(
+    r"(?P<head>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'?|[^\s'\"]+)", re.IGNORECASE
+)
 
 _known: set[str] = set()
 

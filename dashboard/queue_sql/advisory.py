@@ -33,27 +33,40 @@ def lock_parts(spec: QueueSpec, key: sql.Composable) -> dict[str, sql.Composable
     """`{lock_held}` and `{lock_holder}` for the key expression (false / NULL without one)."""
     if spec.columns.advisory_lock is None:
         return {"lock_held": sql.SQL("false"), "lock_holder": sql.SQL("NULL::int")}
-    return {"lock_held": queries.expression(HELD).format(advisory_lock=key),
-            "lock_holder": queries.expression(HOLDER).format(advisory_lock=key)}
+    return {
+        "lock_held": queries.expression(HELD).format(advisory_lock=key),
+        "lock_holder": queries.expression(HOLDER).format(advisory_lock=key),
+    }
 
 
-def liveness(spec: QueueSpec, cols: dict[str, sql.Composable], live_expiry: sql.Composable,
-             alive: sql.Composable) -> tuple[sql.Composable, sql.Composable]:
+def liveness(
+    spec: QueueSpec,
+    cols: dict[str, sql.Composable],
+    live_expiry: sql.Composable,
+    alive: sql.Composable,
+) -> tuple[sql.Composable, sql.Composable]:
     """The lock decides for jobs that have a key: alive while held, expired once released."""
     if spec.columns.advisory_lock is None:
         return live_expiry, alive
     key, held = cols["advisory_lock"], cols["lock_held"]
-    expiry = sql.SQL("CASE WHEN ({key}) IS NULL THEN {live} WHEN {held} THEN 'infinity'::"
-                     "timestamptz ELSE coalesce({started}, {created}, now()) END").format(
-        key=key, live=live_expiry, held=held, started=cols["started_at"],
-        created=cols["created_at"])
+    expiry = sql.SQL(
+        "CASE WHEN ({key}) IS NULL THEN {live} WHEN {held} THEN 'infinity'::"
+        "timestamptz ELSE coalesce({started}, {created}, now()) END"
+    ).format(
+        key=key, live=live_expiry, held=held, started=cols["started_at"], created=cols["created_at"]
+    )
     alive = sql.SQL("CASE WHEN ({key}) IS NULL THEN {alive} ELSE {held} END").format(
-        key=key, alive=alive, held=held)
+        key=key, alive=alive, held=held
+    )
     return expiry, alive
 
 
-def name_jobs(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
-              locks: list[LockInfo]) -> list[LockInfo]:
+def name_jobs(
+    conn: psycopg.Connection,
+    spec: QueueSpec,
+    parts: dict[str, sql.Composable],
+    locks: list[LockInfo],
+) -> list[LockInfo]:
     """The locks, each advisory lock on a job's key naming that job (and counted among the
     queue's locks). Unnamed where the job cannot be read now (a locked table, a timeout)."""
     keys = sorted({lk.advisory_key for lk in locks if lk.advisory_key is not None})
@@ -64,5 +77,9 @@ def name_jobs(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Co
         jobs = dict(conn.execute(stmt, {"keys": keys}).fetchall())
     except (errors.LockNotAvailable, errors.QueryCanceled):
         return locks
-    return [replace(lk, job_id=jobs[lk.advisory_key], on_queue_table=True)
-            if lk.advisory_key in jobs else lk for lk in locks]
+    return [
+        replace(lk, job_id=jobs[lk.advisory_key], on_queue_table=True)
+        if lk.advisory_key in jobs
+        else lk
+        for lk in locks
+    ]

@@ -57,8 +57,11 @@ def held_rows(snap: Snapshot) -> dict[int, HeldRows]:
     for h in snap.row_lock_holders:
         rows[h.pid] += h.rows
         apps[h.pid] = h.application_name
-    return {pid: HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue)
-            for pid, ids in snap.held_jobs.items() if ids}
+    return {
+        pid: HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue)
+        for pid, ids in snap.held_jobs.items()
+        if ids
+    }
 
 
 def jobs_text(ids: tuple[str, ...], rows: int, width: int = JOBS_WIDTH) -> str:

@@ -22,12 +22,12 @@ from textual.message import Message
 from textual.widgets import Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
-from dashboard.actions.dead_table import ALREADY_DEAD, dead_table
 from dashboard.browse import BrowsedJob, BrowseQuery, JobRow, Page, PageStart, browse_roles
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
-from dashboard.ui.browser.screens import FilterInputScreen, JobRowScreen
-from dashboard.ui.browser.table import BrowserTable
+from dashboard.queue_sql.dead_table import ALREADY_DEAD, dead_table
+from dashboard.ui.jobs_tab.screens import FilterInputScreen, JobRowScreen
+from dashboard.ui.jobs_tab.table import BrowserTable
 from dashboard.ui.screens.job_lookup import skipped_text
 from dashboard.ui.widgets.keyedtable import KeyedTable
 
@@ -44,38 +44,79 @@ class JobBrowser(Vertical):
     the groups the last snapshot saw (a hint for the group filter)."""
 
     BINDINGS = [
-        Binding("v", "next_role", "Role",
-                tooltip="Browse the next role: failed, dead, ready, scheduled, running"),
+        Binding(
+            "v",
+            "next_role",
+            "Role",
+            tooltip="Browse the next role: failed, dead, ready, scheduled, running",
+        ),
         Binding("o", "toggle_order", "Order", tooltip="Newest first (highest id) or oldest first"),
-        Binding("slash", "ask_text", "Filter", key_display="/",
-                tooltip="Filter by text: id, last error, worker, payload, group"),
-        Binding("g", "ask_group", "Group",
-                tooltip="Only the jobs of one group (the spec's group column, e.g. a queue)"),
-        Binding("right_square_bracket", "next_page", "Next", key_display="]",
-                tooltip="The next page (read from just past its last row: never OFFSET)"),
-        Binding("left_square_bracket", "previous_page", "Prev", key_display="[",
-                tooltip="The page before"),
+        Binding(
+            "slash",
+            "ask_text",
+            "Filter",
+            key_display="/",
+            tooltip="Filter by text: id, last error, worker, payload, group",
+        ),
+        Binding(
+            "g",
+            "ask_group",
+            "Group",
+            tooltip="Only the jobs of one group (the spec's group column, e.g. a queue)",
+        ),
+        Binding(
+            "right_square_bracket",
+            "next_page",
+            "Next",
+            key_display="]",
+            tooltip="The next page (read from just past its last row: never OFFSET)",
+        ),
+        Binding(
+            "left_square_bracket",
+            "previous_page",
+            "Prev",
+            key_display="[",
+            tooltip="The page before",
+        ),
         Binding("r", "reload", "Reload", tooltip="Read this page again"),
-        Binding("space", "mark('toggle')", "Mark", tooltip="Mark or unmark the job under the "
-                "cursor"),
+        Binding(
+            "space", "mark('toggle')", "Mark", tooltip="Mark or unmark the job under the cursor"
+        ),
         Binding("a", "mark('all')", "Mark page", tooltip="Mark every job of this page"),
         Binding("u", "mark('none')", "Unmark", tooltip="Clear every mark"),
-        Binding("R", "act('requeue')", "Requeue",
-                tooltip="Requeue the marked jobs (or the one under the cursor)"),
-        Binding("F", "act('requeue', True)", "Force requeue",
-                tooltip="Requeue even running jobs whose lease has not expired"),
-        Binding("D", "act('dead-letter')", "Dead-letter",
-                tooltip="Dead-letter the marked jobs (or the one under the cursor)"),
-        Binding("Y", "act('retry-dead')", "Retry dead",
-                tooltip="Move the marked jobs back from the dead-letter table as ready"),
+        Binding(
+            "R",
+            "act('requeue')",
+            "Requeue",
+            tooltip="Requeue the marked jobs (or the one under the cursor)",
+        ),
+        Binding(
+            "F",
+            "act('requeue', True)",
+            "Force requeue",
+            tooltip="Requeue even running jobs whose lease has not expired",
+        ),
+        Binding(
+            "D",
+            "act('dead-letter')",
+            "Dead-letter",
+            tooltip="Dead-letter the marked jobs (or the one under the cursor)",
+        ),
+        Binding(
+            "Y",
+            "act('retry-dead')",
+            "Retry dead",
+            tooltip="Move the marked jobs back from the dead-letter table as ready",
+        ),
     ]
 
     class ActionChosen(Message):
         """Act on `jobs` (as observed on the page); `left_out` were chosen but would be
         skipped, each with its reason."""
 
-        def __init__(self, action: str, jobs: list[ObservedJob], force: bool,
-                     left_out: list[Skipped]) -> None:
+        def __init__(
+            self, action: str, jobs: list[ObservedJob], force: bool, left_out: list[Skipped]
+        ) -> None:
             super().__init__()
             self.action = action
             self.jobs = jobs
@@ -96,8 +137,9 @@ class JobBrowser(Vertical):
             self.row = row
             self.error = error
 
-    def __init__(self, spec: QueueSpec, source, groups: Callable[[], Sequence[str]] = tuple,
-                 **kwargs) -> None:
+    def __init__(
+        self, spec: QueueSpec, source, groups: Callable[[], Sequence[str]] = tuple, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.source = source
@@ -179,8 +221,11 @@ class JobBrowser(Vertical):
     def describe_role(self) -> str:
         dead = dead_table(self.spec)
         if self.query.role == "dead" and dead is not None:
-            return f"dead (in {self.spec.table} and {dead})" if self.spec.values("dead") \
+            return (
+                f"dead (in {self.spec.table} and {dead})"
+                if self.spec.values("dead")
                 else f"dead (in {dead})"
+            )
         return self.query.role
 
     def _show_status(self) -> None:
@@ -198,8 +243,10 @@ class JobBrowser(Vertical):
         if page is not None and not self.error:
             if page.rows:
                 first = (number - 1) * q.limit + 1
-                line.append(f"  page {number}: rows {first}-{first + len(page.rows) - 1}"
-                            + (", more after (])" if page.has_more else ", the last"))
+                line.append(
+                    f"  page {number}: rows {first}-{first + len(page.rows) - 1}"
+                    + (", more after (])" if page.has_more else ", the last")
+                )
             else:
                 line.append("  no job here" if number == 1 else "  no more jobs")
         marked = len(self.table.marked)
@@ -229,15 +276,24 @@ class JobBrowser(Vertical):
             if text is not None and text != self.query.text:
                 self._new_query(text=text)
 
-        self.app.push_screen(FilterInputScreen(
-            "Filter jobs by text", self.query.text,
-            "matches the id exactly, or appears in the last error, worker, payload or group "
-            "(case ignored); empty: no filter"), apply)
+        self.app.push_screen(
+            FilterInputScreen(
+                "Filter jobs by text",
+                self.query.text,
+                "matches the id exactly, or appears in the last error, worker, payload or group "
+                "(case ignored); empty: no filter",
+            ),
+            apply,
+        )
 
     def action_ask_group(self) -> None:
         if not self.spec.columns.group:
-            self.notify("the spec names no group column: pass --group-column COLUMN (e.g. "
-                        "queue) or set group in the queue TOML", severity="warning", timeout=8)
+            self.notify(
+                "the spec names no group column: pass --group-column COLUMN (e.g. "
+                "queue) or set group in the queue TOML",
+                severity="warning",
+                timeout=8,
+            )
             return
 
         def apply(group: str | None) -> None:
@@ -245,9 +301,14 @@ class JobBrowser(Vertical):
                 self._new_query(group=group or None)
 
         known = ", ".join(list(self.groups())[:20]) or "none seen yet"
-        self.app.push_screen(FilterInputScreen(
-            f"Only one group ({self.spec.columns.group})", self.query.group or "",
-            f"groups with active jobs: {known}; empty: every group"), apply)
+        self.app.push_screen(
+            FilterInputScreen(
+                f"Only one group ({self.spec.columns.group})",
+                self.query.group or "",
+                f"groups with active jobs: {known}; empty: every group",
+            ),
+            apply,
+        )
 
     def action_next_page(self) -> None:
         start = self.page.next_start if self.page is not None else None
@@ -275,27 +336,36 @@ class JobBrowser(Vertical):
     def action_act(self, action: str, force: bool = False) -> None:
         jobs = self.table.chosen()
         if not jobs:
-            self.notify("no job: mark rows with Space (a marks the page) or put the cursor on "
-                        "one", severity="warning")
+            self.notify(
+                "no job: mark rows with Space (a marks the page) or put the cursor on one",
+                severity="warning",
+            )
             return
         change, left_out = self.split(jobs, action, force)
         if not change:
-            self.notify(skipped_text(left_out, action, force), severity="warning", timeout=8,
-                        title=f"{'force ' if force else ''}{ACT[action]}: nothing to change")
+            self.notify(
+                skipped_text(left_out, action, force),
+                severity="warning",
+                timeout=8,
+                title=f"{'force ' if force else ''}{ACT[action]}: nothing to change",
+            )
             return
         self.post_message(self.ActionChosen(action, change, force, left_out))
 
-    def split(self, jobs: list[BrowsedJob], action: str,
-              force: bool) -> tuple[list[ObservedJob], list[Skipped]]:
+    def split(
+        self, jobs: list[BrowsedJob], action: str, force: bool
+    ) -> tuple[list[ObservedJob], list[Skipped]]:
         """What `action` would change as observed, and the others with their reason: a job in
         the dead-letter table is only retried, a job in the queue never."""
         if action == "retry-dead":
-            return ([j.observed() for j in jobs if j.in_dead_table],
-                    [Skipped(j.id, NOT_DEAD) for j in jobs if not j.in_dead_table])
-        moved = [Skipped(j.id, f"{ALREADY_DEAD} (Y retries it)")
-                 for j in jobs if j.in_dead_table]
-        change, skip = foresee(self.spec, [j.observed() for j in jobs if not j.in_dead_table],
-                               action, force)
+            return (
+                [j.observed() for j in jobs if j.in_dead_table],
+                [Skipped(j.id, NOT_DEAD) for j in jobs if not j.in_dead_table],
+            )
+        moved = [Skipped(j.id, f"{ALREADY_DEAD} (Y retries it)") for j in jobs if j.in_dead_table]
+        change, skip = foresee(
+            self.spec, [j.observed() for j in jobs if not j.in_dead_table], action, force
+        )
         return change, moved + skip
 
     # --- the whole row -----------------------------------------------------------------------
@@ -322,7 +392,10 @@ class JobBrowser(Vertical):
         if message.row is None:
             self.notify(message.error, title=f"job {job.id}: cannot read it", severity="error")
         elif not message.row.found:
-            self.notify(f"job {job.id} is no longer in {where}: r reads the page again",
-                        severity="warning", timeout=6)
+            self.notify(
+                f"job {job.id} is no longer in {where}: r reads the page again",
+                severity="warning",
+                timeout=6,
+            )
         else:
             self.app.push_screen(JobRowScreen(job, message.row, where))

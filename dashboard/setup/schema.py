@@ -52,7 +52,8 @@ def ensure_demo(dsn: str) -> None:
     dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
     with db.connect_monitor(dsn) as conn:
         present = config.resolve_table(conn, spec.table) is not None and (
-            dead is None or config.resolve_table(conn, dead) is not None)
+            dead is None or config.resolve_table(conn, dead) is not None
+        )
         database, role = conn.info.dbname, conn.info.user
     if present:
         return
@@ -64,7 +65,8 @@ def ensure_demo(dsn: str) -> None:
         raise UserError(
             f"the demo queue {spec.table} does not exist and role {role} may not create it "
             f"({first}); GRANT CREATE ON DATABASE {_name(database)} TO {_name(role)}, or run "
-            "'queuetop init-demo' once as a role that may (e.g. the database owner)") from None
+            "'queuetop init-demo' once as a role that may (e.g. the database owner)"
+        ) from None
 
 
 def _name(identifier: str) -> str:

@@ -19,8 +19,9 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import Metric
 from psycopg import errors
 
-from dashboard import config, db, metrics
+from dashboard import config, db
 from dashboard.errors import UserError
+from dashboard.metrics import families
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
 
@@ -28,7 +29,7 @@ MAX_BACKOFF_S = 5.0  # a restarted server is seen within this, as in the dashboa
 
 
 def failure_reason(exc: BaseException) -> str:
-    """One of metrics.ERROR_REASONS, as the dashboard's header names a failed poll."""
+    """One of families.ERROR_REASONS, as the dashboard's header names a failed poll."""
     if isinstance(exc, errors.QueryCanceled):
         return "timeout"
     if isinstance(exc, errors.LockNotAvailable):
@@ -63,8 +64,9 @@ def _stderr(line: str) -> None:
 class Exporter:
     """Polls one queue and serves its last snapshot as metric families (a Collector)."""
 
-    def __init__(self, dsn: str, spec: QueueSpec, interval: float, *,
-                 log: Callable[[str], None] = _stderr) -> None:
+    def __init__(
+        self, dsn: str, spec: QueueSpec, interval: float, *, log: Callable[[str], None] = _stderr
+    ) -> None:
         self.dsn = dsn
         self.spec = spec  # validated against the catalog on the first poll that connects
         self.interval = interval
@@ -102,8 +104,9 @@ class Exporter:
         self._record(time.perf_counter() - started, snap, None, log)
         return None
 
-    def _record(self, seconds: float, snap: Snapshot | None, exc: BaseException | None,
-                log: bool) -> None:
+    def _record(
+        self, seconds: float, snap: Snapshot | None, exc: BaseException | None, log: bool
+    ) -> None:
         with self._lock:
             was_up = self.up
             self.polls += 1
@@ -121,9 +124,11 @@ class Exporter:
         if not log:
             return
         if exc is not None and (was_up or self.failures == 1):
-            self.log(f"poll failed ({failure_reason(exc)}): {one_line(exc)}; "
-                     + ("serving the last values as stale, " if self.snapshot else "")
-                     + "retrying")
+            self.log(
+                f"poll failed ({failure_reason(exc)}): {one_line(exc)}; "
+                + ("serving the last values as stale, " if self.snapshot else "")
+                + "retrying"
+            )
         elif exc is None and not was_up and self.polls > 1:
             self.log("database reachable again; values are live")
 
@@ -160,13 +165,17 @@ class Exporter:
         """prometheus_client's Collector protocol: called on every scrape."""
         with self._lock:
             snap, spec = self.snapshot, self.spec
-            stats = metrics.PollStats(
-                up=self.up, now_unix=time.time(), polls=self.polls,
-                poll_seconds_sum=self.poll_seconds_sum, last_poll_s=self.last_poll_s,
-                errors=dict(self.errors))
-        yield from metrics.exporter_families(stats, snap)
+            stats = families.PollStats(
+                up=self.up,
+                now_unix=time.time(),
+                polls=self.polls,
+                poll_seconds_sum=self.poll_seconds_sum,
+                last_poll_s=self.last_poll_s,
+                errors=dict(self.errors),
+            )
+        yield from families.exporter_families(stats, snap)
         if snap is not None:
-            yield from metrics.snapshot_families(snap, spec)
+            yield from families.snapshot_families(snap, spec)
 
 
 def serve_metrics(exporter: Exporter, host: str, port: int):

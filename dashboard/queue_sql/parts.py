@@ -15,8 +15,8 @@ from typing import Any
 from psycopg import sql
 
 import queries
-from dashboard import advisory
 from dashboard.models import Columns, Derived, QueueSpec
+from dashboard.queue_sql import advisory
 
 # What an optional column reads as when the spec has no such column: a typed NULL.
 ABSENT = {
@@ -77,11 +77,19 @@ def _worker_seen(spec: QueueSpec, worker: sql.Composable) -> sql.Composable:
     workers = spec.workers
     if workers is None:
         return sql.SQL("NULL::timestamptz")
-    seen = _timestamp(sql.SQL("w.{}").format(sql.Identifier(workers.last_seen)),
-                      spec.workers_types.get(workers.last_seen, ""), spec.time_zone)
-    return sql.SQL("(SELECT max({seen}) FROM {table} AS w WHERE w.{key}::text = ({worker})::text)"
-                   ).format(seen=seen, table=sql.Identifier(*workers.table.parts()),
-                            key=sql.Identifier(workers.key), worker=worker)
+    seen = _timestamp(
+        sql.SQL("w.{}").format(sql.Identifier(workers.last_seen)),
+        spec.workers_types.get(workers.last_seen, ""),
+        spec.time_zone,
+    )
+    return sql.SQL(
+        "(SELECT max({seen}) FROM {table} AS w WHERE w.{key}::text = ({worker})::text)"
+    ).format(
+        seen=seen,
+        table=sql.Identifier(*workers.table.parts()),
+        key=sql.Identifier(workers.key),
+        worker=worker,
+    )
 
 
 def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str, sql.Composable]:
@@ -97,7 +105,8 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
         timeout = _interval(spec.workers.timeout_s)
         # a job whose worker left the table (or never had one) ran out when it started
         live_expiry = sql.SQL("coalesce({seen} + {timeout}, {started}, {created}, now())").format(
-            seen=seen, timeout=timeout, started=cols["started_at"], created=cols["created_at"])
+            seen=seen, timeout=timeout, started=cols["started_at"], created=cols["created_at"]
+        )
         alive = sql.SQL("coalesce({} > now() - {}, false)").format(seen, timeout)
     else:
         live_expiry = sql.SQL("NULL::timestamptz")
@@ -105,32 +114,42 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
             alive = sql.SQL("NULL::boolean")
         else:
             match = sql.SQL("a.pid::text" if kind == "pid" else "a.application_name")
-            alive = sql.SQL("CASE WHEN ({worker}) IS NULL THEN NULL ELSE EXISTS ("
-                            "SELECT 1 FROM pg_stat_activity AS a "
-                            "WHERE {match} = ({worker})::text) END").format(worker=worker,
-                                                                            match=match)
+            alive = sql.SQL(
+                "CASE WHEN ({worker}) IS NULL THEN NULL ELSE EXISTS ("
+                "SELECT 1 FROM pg_stat_activity AS a "
+                "WHERE {match} = ({worker})::text) END"
+            ).format(worker=worker, match=match)
     if spec.columns.worker_alive:
         # the adapter's own liveness; a job whose worker is known dead has run out, as one
         # whose worker left the workers table has
         alive = cols["worker_alive"]
         live_expiry = sql.SQL("CASE WHEN {} = false THEN coalesce({}, now()) END").format(
-            alive, cols["started_at"])
+            alive, cols["started_at"]
+        )
     live_expiry, alive = advisory.liveness(spec, cols, live_expiry, alive)
-    stale_after = sql.SQL("{} + {}").format(cols["started_at"],
-                                            _interval(spec.policy.stale_after_s))
+    stale_after = sql.SQL("{} + {}").format(
+        cols["started_at"], _interval(spec.policy.stale_after_s)
+    )
     expires = sql.SQL("coalesce(least({lease}, {live}), {stale_after})").format(
-        lease=cols["lease_until"], live=live_expiry, stale_after=stale_after)
-    return {"expires_at": expires, "worker_alive": alive, "worker_seen": seen,
-            "is_stale": sql.SQL("({} <= now())").format(expires)}
+        lease=cols["lease_until"], live=live_expiry, stale_after=stale_after
+    )
+    return {
+        "expires_at": expires,
+        "worker_alive": alive,
+        "worker_seen": seen,
+        "is_stale": sql.SQL("({} <= now())").format(expires),
+    }
 
 
 def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
     cols = spec.columns
-    base: dict[str, Any] = {"table": sql.Identifier(*spec.table.parts()),
-                            "id": sql.Identifier(cols.id),
-                            # for adapters' SQL reading the library's other tables
-                            "schema": sql.Identifier(spec.table.schema or "public")}
+    base: dict[str, Any] = {
+        "table": sql.Identifier(*spec.table.parts()),
+        "id": sql.Identifier(cols.id),
+        # for adapters' SQL reading the library's other tables
+        "schema": sql.Identifier(spec.table.schema or "public"),
+    }
     base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if isinstance(cols.status, Derived):
         state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
@@ -139,13 +158,23 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
         status = sql.Identifier(cols.status)
         state = sql.SQL("t.{}").format(status)
         status_type = sql.SQL(spec.column_types.get(cols.status, "text"))
-    exprs = {f.name: _column(spec, f.name, base) for f in fields(Columns)
-             if f.name not in ("id", "status")}
+    exprs = {
+        f.name: _column(spec, f.name, base)
+        for f in fields(Columns)
+        if f.name not in ("id", "status")
+    }
     ready_since = sql.SQL("coalesce({}, {})").format(exprs["scheduled_at"], exprs["created_at"])
-    return {**base, "status": status, "state": state, "status_type": status_type,
-            "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
-            "ready_since": ready_since, **exprs, **liveness_parts(spec, {**base, **exprs}),
-            **history_parts(spec)}
+    return {
+        **base,
+        "status": status,
+        "state": state,
+        "status_type": status_type,
+        "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
+        "ready_since": ready_since,
+        **exprs,
+        **liveness_parts(spec, {**base, **exprs}),
+        **history_parts(spec),
+    }
 
 
 def history_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
@@ -153,24 +182,29 @@ def history_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     adapter's statements may log there as the library does (pgqueuer_log)."""
     if spec.history is None:
         return {}
-    return {"history_table": sql.Identifier(*spec.history.table.parts()),
-            "history_status": sql.Identifier(spec.history.status)}
+    return {
+        "history_table": sql.Identifier(*spec.history.table.parts()),
+        "history_status": sql.Identifier(spec.history.status),
+    }
 
 
-def value_placeholders(spec: QueueSpec, roles: tuple[str, ...],
-                       prefix: str = "v") -> tuple[list[tuple[str, sql.Composable]], dict]:
+def value_placeholders(
+    spec: QueueSpec, roles: tuple[str, ...], prefix: str = "v"
+) -> tuple[list[tuple[str, sql.Composable]], dict]:
     """One named parameter per raw value of `roles`: [(value, placeholder)], params."""
     values = spec.values_of(roles)
     holders = [(v, sql.Placeholder(f"{prefix}{i}")) for i, v in enumerate(values)]
     return holders, {f"{prefix}{i}": v for i, v in enumerate(values)}
 
 
-def state_in(spec: QueueSpec, roles: tuple[str, ...], parts: dict[str, sql.Composable],
-             prefix: str = "s") -> tuple[sql.Composable, dict]:
+def state_in(
+    spec: QueueSpec, roles: tuple[str, ...], parts: dict[str, sql.Composable], prefix: str = "s"
+) -> tuple[sql.Composable, dict]:
     """`(state = %(s0)s OR state = %(s1)s …)`: an OR of equalities, which partial indexes
     on each value can serve (a bitmap OR), unlike `state = ANY(array)`."""
     holders, params = value_placeholders(spec, roles, prefix)
     if not holders:
         return sql.SQL("false"), {}
-    return sql.SQL("({})").format(sql.SQL(" OR ").join(
-        sql.SQL("{} = {}").format(parts["state"], p) for _, p in holders)), params
+    return sql.SQL("({})").format(
+        sql.SQL(" OR ").join(sql.SQL("{} = {}").format(parts["state"], p) for _, p in holders)
+    ), params

@@ -18,8 +18,14 @@ class FilterInputScreen(ModalScreen[str | None]):
     """One line of input: Enter gives it (empty clears the filter), Escape changes nothing."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Apply", key_display="Enter", priority=True,
-                tooltip="Apply the filter (empty: no filter)"),
+        Binding(
+            "enter",
+            "submit",
+            "Apply",
+            key_display="Enter",
+            priority=True,
+            tooltip="Apply the filter (empty: no filter)",
+        ),
         Binding("escape", "cancel", "Cancel", key_display="Esc", tooltip="Keep the filter as is"),
     ]
 
@@ -63,8 +69,9 @@ def row_table(job: BrowsedJob, row: JobRow) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for f in row.fields:
-        table.add_row(escape_controls(f.name), Text(f.shown(), style="dim" if f.text is None
-                                                     else ""))
+        table.add_row(
+            escape_controls(f.name), Text(f.shown(), style="dim" if f.text is None else "")
+        )
     return table
 
 
@@ -81,8 +88,9 @@ class JobRowScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="jobrow-body") as body:
-            body.border_title = f"Job {escape_controls(self.job.id)} in {self.where} " \
-                                "(Escape closes)"
+            body.border_title = (
+                f"Job {escape_controls(self.job.id)} in {self.where} (Escape closes)"
+            )
             body.border_subtitle = "control characters escaped, long values cut"
             yield Static(row_table(self.job, self.row))
         yield Footer(compact=True, show_command_palette=False)

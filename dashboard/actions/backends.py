@@ -16,12 +16,15 @@ from psycopg import errors
 from psycopg.rows import class_row
 
 import queries
-from dashboard.actions.audit import AuditEntry, AuditSink, commit
-from dashboard.actions.results import ActionResult, ObservedSession, Skipped
+from dashboard.actions.results import ActionResult, Skipped
+from dashboard.audit.writers import AuditEntry, AuditSink, commit
 from dashboard.errors import UserError
+from dashboard.observed.records import ObservedSession
 
-SIGNALS = {"cancel": ("actions/cancel_backend", "cancelled"),
-           "terminate": ("actions/terminate_backend", "terminated")}
+SIGNALS = {
+    "cancel": ("actions/cancel_backend", "cancelled"),
+    "terminate": ("actions/terminate_backend", "terminated"),
+}
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,16 @@ class SessionRow:
     own: bool
 
     def as_state(self) -> dict[str, object]:
-        return {"pid": self.pid, "backend_start": self.backend_start,
-                "backend_type": self.backend_type, "state": self.state,
-                "xact_start": self.xact_start, "user": self.user,
-                "application_name": self.application_name, "query": self.query}
+        return {
+            "pid": self.pid,
+            "backend_start": self.backend_start,
+            "backend_type": self.backend_type,
+            "state": self.state,
+            "xact_start": self.xact_start,
+            "user": self.user,
+            "application_name": self.application_name,
+            "query": self.query,
+        }
 
 
 def _look(conn: psycopg.Connection, pid: int) -> SessionRow | None:
@@ -54,13 +63,17 @@ def observe_session(conn: psycopg.Connection, pid: int) -> ObservedSession | Non
     conn.commit()
     if row is None or row.backend_start is None:
         return None
-    return ObservedSession(pid=row.pid, backend_start=row.backend_start, state=row.state,
-                           xact_start=row.xact_start)
+    return ObservedSession(
+        pid=row.pid, backend_start=row.backend_start, state=row.state, xact_start=row.xact_start
+    )
 
 
 def _same_state(seen: str | None, now: str | None) -> bool:
-    return seen is None or now == seen or (
-        seen == "idle in transaction" and now == "idle in transaction (aborted)")
+    return (
+        seen is None
+        or now == seen
+        or (seen == "idle in transaction" and now == "idle in transaction (aborted)")
+    )
 
 
 def session_skip_reason(seen: ObservedSession, now: SessionRow | None) -> str | None:
@@ -82,20 +95,38 @@ def session_skip_reason(seen: ObservedSession, now: SessionRow | None) -> str | 
     return None
 
 
-def cancel(conn: psycopg.Connection, observed: ObservedSession, *, audit: AuditSink,
-           reason: str | None = None, dry_run: bool = False) -> ActionResult:
+def cancel(
+    conn: psycopg.Connection,
+    observed: ObservedSession,
+    *,
+    audit: AuditSink,
+    reason: str | None = None,
+    dry_run: bool = False,
+) -> ActionResult:
     """Cancel the backend's current query (pg_cancel_backend), if it is still as observed."""
     return _signal(conn, "cancel", observed, audit, reason, dry_run)
 
 
-def terminate(conn: psycopg.Connection, observed: ObservedSession, *, audit: AuditSink,
-              reason: str | None = None, dry_run: bool = False) -> ActionResult:
+def terminate(
+    conn: psycopg.Connection,
+    observed: ObservedSession,
+    *,
+    audit: AuditSink,
+    reason: str | None = None,
+    dry_run: bool = False,
+) -> ActionResult:
     """End the backend (pg_terminate_backend): its open transaction rolls back."""
     return _signal(conn, "terminate", observed, audit, reason, dry_run)
 
 
-def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit: AuditSink,
-            reason: str | None, dry_run: bool) -> ActionResult:
+def _signal(
+    conn: psycopg.Connection,
+    action: str,
+    seen: ObservedSession,
+    audit: AuditSink,
+    reason: str | None,
+    dry_run: bool,
+) -> ActionResult:
     statement, verb = SIGNALS[action]
     target = str(seen.pid)
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
@@ -104,23 +135,46 @@ def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit:
         now = _look(conn, seen.pid)
         why = session_skip_reason(seen, now)
         if why or dry_run:
-            result = ActionResult(action, changed=() if why else (target,),
-                                  skipped=(Skipped(target, why),) if why else (), dry_run=dry_run)
+            result = ActionResult(
+                action,
+                changed=() if why else (target,),
+                skipped=(Skipped(target, why),) if why else (),
+                dry_run=dry_run,
+            )
             if why and not dry_run:
-                audit.record(conn, action, None, reason, [AuditEntry(
-                    target, now.as_state() if now else None, None, "skipped",
-                    {"skip_reason": why, "observed": seen.__dict__})])
+                audit.record(
+                    conn,
+                    action,
+                    None,
+                    reason,
+                    [
+                        AuditEntry(
+                            target,
+                            now.as_state() if now else None,
+                            None,
+                            "skipped",
+                            {"skip_reason": why, "observed": seen.__dict__},
+                        )
+                    ],
+                )
                 commit(conn, audit)
             else:
                 conn.rollback()
             return result
         # The record goes first: a signal cannot be rolled back, the record can.
-        audit.record(conn, action, None, reason,
-                     [AuditEntry(target, now.as_state(), verb, "changed", None)])
+        audit.record(
+            conn, action, None, reason, [AuditEntry(target, now.as_state(), verb, "changed", None)]
+        )
         conn.execute(queries.load("actions/clear_stats_snapshot"))
-        row = conn.execute(queries.load(statement), {
-            "pid": seen.pid, "backend_start": seen.backend_start, "state": seen.state,
-            "xact_start": seen.xact_start}).fetchone()
+        row = conn.execute(
+            queries.load(statement),
+            {
+                "pid": seen.pid,
+                "backend_start": seen.backend_start,
+                "state": seen.state,
+                "xact_start": seen.xact_start,
+            },
+        ).fetchone()
         if not (row and row[0]):
             conn.rollback()
             audit.finish("rolled back")
@@ -132,7 +186,8 @@ def _signal(conn: psycopg.Connection, action: str, seen: ObservedSession, audit:
         raise UserError(
             f"role {conn.info.user} may not {action} backend {seen.pid} ({first}); "
             f"GRANT pg_signal_backend TO {conn.info.user} (sessions of a superuser can only be "
-            "signalled by a superuser)") from exc
+            "signalled by a superuser)"
+        ) from exc
     except BaseException:
         conn.rollback()
         audit.finish("rolled back")

@@ -55,70 +55,98 @@ def stale_leases_known(spec: QueueSpec) -> bool:
 def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
     """The queue and the sessions around it, as one snapshot saw them."""
     table = snap.queue
-    jobs = _gauge("jobs", "Jobs in the queue table per role; estimated=\"true\" where the "
-                  "count is a planner estimate (finished roles of a large table)",
-                  ("table", "role", "estimated"))
+    jobs = _gauge(
+        "jobs",
+        'Jobs in the queue table per role; estimated="true" where the '
+        "count is a planner estimate (finished roles of a large table)",
+        ("table", "role", "estimated"),
+    )
     for role in snap.roles:
         if spec.values(role) or role in snap.counts:
             estimated = "true" if role in snap.estimated else "false"
             jobs.add_metric([table, role, estimated], snap.counts.get(role, 0))
     yield jobs
 
-    locked = _gauge("row_locked_jobs", "Jobs whose row a transaction holds locked right now "
-                    "(claims in flight), per role", ("table", "role"))
+    locked = _gauge(
+        "row_locked_jobs",
+        "Jobs whose row a transaction holds locked right now (claims in flight), per role",
+        ("table", "role"),
+    )
     for role, n in snap.locked.items():
         locked.add_metric([table, role], n)
     yield locked
 
     if oldest_ready_known(spec):
-        oldest = _gauge("oldest_ready_age_seconds", "Age of the oldest ready job "
-                        "(0 when no job is ready)", ("table",))
+        oldest = _gauge(
+            "oldest_ready_age_seconds",
+            "Age of the oldest ready job (0 when no job is ready)",
+            ("table",),
+        )
         oldest.add_metric([table], snap.oldest_ready_age_s or 0.0)
         yield oldest
 
     if stale_leases_known(spec):
-        stale = _gauge("stale_leases", "Running jobs past their lease, heartbeat or "
-                       "stale_after: work nobody will finish", ("table",))
-        stale.add_metric([table], snap.stale_count if snap.stale_count is not None
-                         else len(snap.stale_leases))
+        stale = _gauge(
+            "stale_leases",
+            "Running jobs past their lease, heartbeat or stale_after: work nobody will finish",
+            ("table",),
+        )
+        stale.add_metric(
+            [table], snap.stale_count if snap.stale_count is not None else len(snap.stale_leases)
+        )
         yield stale
-        overdue = _gauge("stale_lease_max_overdue_seconds", "How long the most overdue stale "
-                         "lease has been past its expiry (0 when none)", ("table",))
+        overdue = _gauge(
+            "stale_lease_max_overdue_seconds",
+            "How long the most overdue stale lease has been past its expiry (0 when none)",
+            ("table",),
+        )
         overdue.add_metric([table], max((s.overdue_s for s in snap.stale_leases), default=0.0))
         yield overdue
 
     if snap.groups:
         yield from group_families(snap)
 
-    sections = _gauge("section_age_seconds", "How old each section of the snapshot is: a "
-                      "section costing more than its share of the budget is read less often",
-                      ("table", "section"))
+    sections = _gauge(
+        "section_age_seconds",
+        "How old each section of the snapshot is: a "
+        "section costing more than its share of the budget is read less often",
+        ("table", "section"),
+    )
     for section in snap.sections:
         if section.age_s is not None:
             sections.add_metric([table, section.name], section.age_s)
     yield sections
     if snap.monitor_load is not None:
-        load = _gauge("monitor_load_ratio", "The monitor's own database time per second of "
-                      "wall time, over the last minute", ("table",))
+        load = _gauge(
+            "monitor_load_ratio",
+            "The monitor's own database time per second of wall time, over the last minute",
+            ("table",),
+        )
         load.add_metric([table], snap.monitor_load)
         yield load
 
-    waiting = _gauge("waiting_sessions", "Sessions on the server waiting on a lock "
-                     "(every database: the monitor reads pg_stat_activity)")
+    waiting = _gauge(
+        "waiting_sessions",
+        "Sessions on the server waiting on a lock "
+        "(every database: the monitor reads pg_stat_activity)",
+    )
     waiting.add_metric([], len(snap.waiting))
     yield waiting
     longest = _gauge("waiting_max_seconds", "Longest current lock wait (0 when none)")
     longest.add_metric([], max((w.wait_s for w in snap.waiting), default=0.0))
     yield longest
 
-    idle = _gauge("idle_in_transaction_sessions", "Sessions on the server idle in a "
-                  "transaction (they hold locks and the xmin horizon)")
+    idle = _gauge(
+        "idle_in_transaction_sessions",
+        "Sessions on the server idle in a transaction (they hold locks and the xmin horizon)",
+    )
     idle.add_metric([], len(snap.idle_in_transaction))
     yield idle
-    oldest_idle = _gauge("idle_in_transaction_max_age_seconds", "Age of the oldest transaction "
-                         "left idle (0 when none)")
-    oldest_idle.add_metric([], max((idle_age(i) for i in snap.idle_in_transaction),
-                                   default=0.0))
+    oldest_idle = _gauge(
+        "idle_in_transaction_max_age_seconds",
+        "Age of the oldest transaction left idle (0 when none)",
+    )
+    oldest_idle.add_metric([], max((idle_age(i) for i in snap.idle_in_transaction), default=0.0))
     yield oldest_idle
 
 
@@ -126,8 +154,11 @@ def group_families(snap: Snapshot) -> Iterator[Metric]:
     """Active jobs per group (the spec's group column: queue name, task kind)."""
     table = snap.queue
     jobs = _gauge("group_jobs", "Active jobs per group and role", ("table", "queue", "role"))
-    oldest = _gauge("group_oldest_ready_age_seconds", "Age of the oldest ready job per group "
-                    "(0 when none)", ("table", "queue"))
+    oldest = _gauge(
+        "group_oldest_ready_age_seconds",
+        "Age of the oldest ready job per group (0 when none)",
+        ("table", "queue"),
+    )
     stale = _gauge("group_stale_leases", "Stale leases per group", ("table", "queue"))
     for g in snap.groups:
         for role in ("ready", "scheduled", "running"):
@@ -145,8 +176,11 @@ def idle_age(session) -> float:
 
 def exporter_families(stats: PollStats, snap: Snapshot | None) -> Iterator[Metric]:
     """The monitor's own health: up, how stale the served values are, poll cost, errors."""
-    up = _gauge("up", "1 if the last poll of the database succeeded; 0 while it fails "
-                "(the other values are then the last ones read)")
+    up = _gauge(
+        "up",
+        "1 if the last poll of the database succeeded; 0 while it fails "
+        "(the other values are then the last ones read)",
+    )
     up.add_metric([], 1.0 if stats.up else 0.0)
     yield up
     if snap is not None:
@@ -157,16 +191,18 @@ def exporter_families(stats: PollStats, snap: Snapshot | None) -> Iterator[Metri
         age = _gauge("snapshot_age_seconds", "Age of the snapshot served")
         age.add_metric([], max(stats.now_unix - taken, 0.0))
         yield age
-    duration = SummaryMetricFamily(f"{PREFIX}_poll_duration_seconds",
-                                   "Wall time of each poll of the database, failed ones too")
+    duration = SummaryMetricFamily(
+        f"{PREFIX}_poll_duration_seconds", "Wall time of each poll of the database, failed ones too"
+    )
     duration.add_metric([], count_value=stats.polls, sum_value=stats.poll_seconds_sum)
     yield duration
     if stats.last_poll_s is not None:
         last_poll = _gauge("last_poll_duration_seconds", "Wall time of the last poll")
         last_poll.add_metric([], stats.last_poll_s)
         yield last_poll
-    errors = CounterMetricFamily(f"{PREFIX}_poll_errors", "Polls that failed, by reason",
-                                 labels=["reason"])
+    errors = CounterMetricFamily(
+        f"{PREFIX}_poll_errors", "Polls that failed, by reason", labels=["reason"]
+    )
     for reason in ERROR_REASONS:
         errors.add_metric([reason], stats.errors.get(reason, 0))
     yield errors

@@ -17,9 +17,12 @@ def partial_sections(conn: psycopg.Connection) -> tuple[str, ...]:
     """One warning line while sessions are hidden from this role, naming the grant that
     shows them; nothing for a role that sees every session."""
     role, sees_all, some_hidden = conn.execute(
-        queries.load("monitor/get_session_visibility")).fetchone()
+        queries.load("monitor/get_session_visibility")
+    ).fetchone()
     if sees_all or not some_hidden:
         return ()
-    return (f"role {role} cannot see other roles' sessions: waiting sessions and idle in "
-            "transaction leave theirs out, locks and blockers show no state or query for them; "
-            f"GRANT pg_monitor TO {role} (or pg_read_all_stats)",)
+    return (
+        f"role {role} cannot see other roles' sessions: waiting sessions and idle in "
+        "transaction leave theirs out, locks and blockers show no state or query for them; "
+        f"GRANT pg_monitor TO {role} (or pg_read_all_stats)",
+    )

@@ -14,8 +14,9 @@ from rich.cells import cell_len
 GAP = "  "
 
 
-def kept(widths: Sequence[int], ranks: Sequence[int], room: int, gap: int = len(GAP),
-         whole: bool = False) -> list[int]:
+def kept(
+    widths: Sequence[int], ranks: Sequence[int], room: int, gap: int = len(GAP), whole: bool = False
+) -> list[int]:
     """Indices of the parts shown in `room` cells, in their order.
 
     Parts leave highest rank first, and among equals the rightmost first. Parts of rank 0

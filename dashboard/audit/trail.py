@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 
 import queries
 from dashboard import db
-from dashboard.actions.audit import AUDIT_SCHEMA, AUDIT_TABLE
+from dashboard.audit.writers import AUDIT_SCHEMA, AUDIT_TABLE
 from dashboard.errors import UserError
 
 AUDIT_NAME = f"{AUDIT_SCHEMA}.{AUDIT_TABLE}"
@@ -80,12 +80,21 @@ class AuditRecord:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape (`queuetop audit --json`): times in ISO 8601 with their offset."""
-        return {"at": self.at.isoformat(), "action": self.action, "target": self.target,
-                "outcome": self.outcome, "skip_reason": self.skip_reason,
-                "reason": self.reason, "from_state": self.from_state,
-                "to_state": self.to_state, "db_user": self.db_user, "os_user": self.os_user,
-                "queue_table": self.queue_table, "detail": self.detail,
-                "record_id": self.record_id}
+        return {
+            "at": self.at.isoformat(),
+            "action": self.action,
+            "target": self.target,
+            "outcome": self.outcome,
+            "skip_reason": self.skip_reason,
+            "reason": self.reason,
+            "from_state": self.from_state,
+            "to_state": self.to_state,
+            "db_user": self.db_user,
+            "os_user": self.os_user,
+            "queue_table": self.queue_table,
+            "detail": self.detail,
+            "record_id": self.record_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -98,29 +107,47 @@ class AuditPage:
     notes: tuple[str, ...] = field(default=())
 
 
-def read_table(conn: psycopg.Connection, since: datetime | None = None,
-               limit: int = DEFAULT_LIMIT) -> AuditPage:
+def read_table(
+    conn: psycopg.Connection, since: datetime | None = None, limit: int = DEFAULT_LIMIT
+) -> AuditPage:
     """The latest rows of queuetop.audit_log; one clear UserError when it cannot be read."""
     try:
         with conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute(queries.load("audit/get_latest_audit"),
-                               {"since": since, "limit": limit}).fetchall()
+            rows = cur.execute(
+                queries.load("audit/get_latest_audit"), {"since": since, "limit": limit}
+            ).fetchall()
     except errors.UndefinedTable as exc:
-        raise UserError(f"no audit table {AUDIT_NAME} in database {conn.info.dbname}: nothing "
-                        "was audited there (actions may write to a file: pass --audit-file "
-                        "PATH; 'queuetop init-audit' creates the table)") from exc
+        raise UserError(
+            f"no audit table {AUDIT_NAME} in database {conn.info.dbname}: nothing "
+            "was audited there (actions may write to a file: pass --audit-file "
+            "PATH; 'queuetop init-audit' creates the table)"
+        ) from exc
     except errors.InsufficientPrivilege as exc:
-        raise UserError(f"role {conn.info.user} may not read {AUDIT_NAME}: GRANT USAGE ON "
-                        f"SCHEMA {AUDIT_SCHEMA}, SELECT ON {AUDIT_NAME} TO {conn.info.user}"
-                        ) from exc
+        raise UserError(
+            f"role {conn.info.user} may not read {AUDIT_NAME}: GRANT USAGE ON "
+            f"SCHEMA {AUDIT_SCHEMA}, SELECT ON {AUDIT_NAME} TO {conn.info.user}"
+        ) from exc
     except errors.QueryCanceled as exc:
-        raise UserError(f"reading {AUDIT_NAME} timed out; pass --since or a smaller --limit"
-                        ) from exc
-    records = tuple(AuditRecord(
-        at=r["at"], action=r["action"], target=r["target"], outcome=r["outcome"],
-        reason=r["reason"], from_state=r["from_state"], to_state=r["to_state"],
-        db_user=r["db_user"], os_user=r["os_user"], queue_table=r["queue_table"],
-        detail=r["detail"], record_id=f"audit_id {r['audit_id']}") for r in rows)
+        raise UserError(
+            f"reading {AUDIT_NAME} timed out; pass --since or a smaller --limit"
+        ) from exc
+    records = tuple(
+        AuditRecord(
+            at=r["at"],
+            action=r["action"],
+            target=r["target"],
+            outcome=r["outcome"],
+            reason=r["reason"],
+            from_state=r["from_state"],
+            to_state=r["to_state"],
+            db_user=r["db_user"],
+            os_user=r["os_user"],
+            queue_table=r["queue_table"],
+            detail=r["detail"],
+            record_id=f"audit_id {r['audit_id']}",
+        )
+        for r in rows
+    )
     return AuditPage(AUDIT_NAME, records)
 
 
@@ -149,8 +176,9 @@ def _parse_at(text: Any) -> datetime | None:
     return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
-def read_file(path: str | Path, since: datetime | None = None,
-              limit: int = DEFAULT_LIMIT) -> AuditPage:
+def read_file(
+    path: str | Path, since: datetime | None = None, limit: int = DEFAULT_LIMIT
+) -> AuditPage:
     """The latest records of a JSON-lines audit file, each joined with its outcome line."""
     path = Path(path)
     if not path.is_file():
@@ -181,23 +209,39 @@ def read_file(path: str | Path, since: datetime | None = None,
             if outcome == "pending":
                 told = outcomes.get(action_id)
                 outcome = FILE_OUTCOMES.get(told, told) if told else NO_OUTCOME
-            records.append(AuditRecord(
-                at=at, action=str(line.get("action")), target=str(line.get("target")),
-                outcome=outcome, reason=line.get("reason"), from_state=line.get("from_state"),
-                to_state=line.get("to_state"), db_user=line.get("db_user"),
-                os_user=line.get("os_user"), queue_table=line.get("queue_table"),
-                detail=line.get("detail"), record_id=f"action_id {action_id}"))
+            records.append(
+                AuditRecord(
+                    at=at,
+                    action=str(line.get("action")),
+                    target=str(line.get("target")),
+                    outcome=outcome,
+                    reason=line.get("reason"),
+                    from_state=line.get("from_state"),
+                    to_state=line.get("to_state"),
+                    db_user=line.get("db_user"),
+                    os_user=line.get("os_user"),
+                    queue_table=line.get("queue_table"),
+                    detail=line.get("detail"),
+                    record_id=f"action_id {action_id}",
+                )
+            )
             if len(records) >= limit:
                 break
     except OSError as exc:
         raise UserError(f"cannot read audit file {path}: {exc.strerror}") from exc
-    notes = (f"{unreadable} line(s) of {path} are not audit records (skipped)",) \
-        if unreadable else ()
+    notes = (
+        (f"{unreadable} line(s) of {path} are not audit records (skipped)",) if unreadable else ()
+    )
     return AuditPage(str(path), tuple(records), unreadable, notes)
 
 
-def read_latest(dsn: str | None, audit_file: str | Path | None, since: datetime | None = None,
-                limit: int = DEFAULT_LIMIT, timeout_ms: int = READ_TIMEOUT_MS) -> AuditPage:
+def read_latest(
+    dsn: str | None,
+    audit_file: str | Path | None,
+    since: datetime | None = None,
+    limit: int = DEFAULT_LIMIT,
+    timeout_ms: int = READ_TIMEOUT_MS,
+) -> AuditPage:
     """The latest records of the audit trail in use: the file if there is one, else the table,
     read on a monitor connection (autocommit, read-only, statement timeout)."""
     if audit_file:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from dashboard.browse import BrowsedJob, Page
-from dashboard.report import age
+from dashboard.render.report import age
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 R = "right"
+
+
 class BrowserTable(KeyedTable):
     """One page of jobs, keyed by source and id; marks survive a reload of the page."""
 
     TITLE = "Job"
     COLUMNS = (
-        Col("mark", "✓", 1), Col("id", "job id", 9, R), Col("state", "state", 11),
-        Col("tries", "tries", 5, R, drop=2), Col("worker", "worker", 14, drop=3),
-        Col("age", "age", 7, R), Col("group", "group", 10, drop=4),
+        Col("mark", "✓", 1),
+        Col("id", "job id", 9, R),
+        Col("state", "state", 11),
+        Col("tries", "tries", 5, R, drop=2),
+        Col("worker", "worker", 14, drop=3),
+        Col("age", "age", 7, R),
+        Col("group", "group", 10, drop=4),
         Col("error", "last error", 24, fill=True, drop=1),
     )
 
@@ -31,9 +37,16 @@ class BrowserTable(KeyedTable):
     def values(self, key: str, job: BrowsedJob) -> tuple:
         state = "dead-letter" if job.in_dead_table else job.status
         error = job.dead_reason if job.in_dead_table and job.dead_reason else job.last_error
-        values = ("●" if key in self.marked else "", job.id, state,
-                  "-" if job.attempts is None else job.attempts, job.worker or "-",
-                  age(job.age_s), job.group or "-", error or "")
+        values = (
+            "●" if key in self.marked else "",
+            job.id,
+            state,
+            "-" if job.attempts is None else job.attempts,
+            job.worker or "-",
+            age(job.age_s),
+            job.group or "-",
+            error or "",
+        )
         return values if len(self.COLUMNS) == len(values) else values[:6] + values[7:]
 
     def cell_style(self, column: str, value: object) -> str | None:

@@ -12,7 +12,7 @@ import psycopg
 from psycopg import errors, sql
 
 from dashboard.models import QueueSpec, TableName
-from dashboard.queue_sql import queue_parts, statement
+from dashboard.queue_sql.parts import queue_parts, statement
 
 ALREADY_DEAD = "already dead-lettered"
 
@@ -28,19 +28,25 @@ def dead_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     lease runs out there and no library refusal applies."""
     table = dead_table(spec)
     assert table is not None
-    return {**queue_parts(spec), "table": sql.Identifier(*table.parts()),
-            "is_stale": sql.SQL("NULL::boolean"), "expires_at": sql.SQL("NULL::timestamptz"),
-            "requeue_refusal": sql.SQL("NULL::text"),
-            "dead_letter_refusal": sql.SQL("NULL::text")}
+    return {
+        **queue_parts(spec),
+        "table": sql.Identifier(*table.parts()),
+        "is_stale": sql.SQL("NULL::boolean"),
+        "expires_at": sql.SQL("NULL::timestamptz"),
+        "requeue_refusal": sql.SQL("NULL::text"),
+        "dead_letter_refusal": sql.SQL("NULL::text"),
+    }
 
 
-def held_by(conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable],
-            ids: Sequence[str]) -> set[str]:
+def held_by(
+    conn: psycopg.Connection, spec: QueueSpec, parts: dict[str, sql.Composable], ids: Sequence[str]
+) -> set[str]:
     """Which of `ids` the table of `parts` holds (a plain read by id)."""
     if not ids:
         return set()
-    rows = conn.execute(statement(spec, "actions/find_in_table", **parts),
-                        {"ids": list(ids)}).fetchall()
+    rows = conn.execute(
+        statement(spec, "actions/find_in_table", **parts), {"ids": list(ids)}
+    ).fetchall()
     return {r[0] for r in rows}
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from dashboard.models import Snapshot
-from dashboard.who_holds import lock_target, row_lock_mode
+from dashboard.render.who_holds import lock_target, row_lock_mode
 
 
 def _plain(value: Any) -> Any:
@@ -97,45 +97,105 @@ def snapshot_text(snap: Snapshot) -> str:
     out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
     if snap.stale_count is not None:
         out.append(f"  stale leases: {snap.stale_count}")
-    out.append(f"  counted {'through indexes' if snap.count_mode == 'index' else 'in one pass'}"
-               + ("" if snap.monitor_load is None else
-                  f"; monitor load {snap.monitor_load:.1%} of the server's time"))
+    out.append(
+        f"  counted {'through indexes' if snap.count_mode == 'index' else 'in one pass'}"
+        + (
+            ""
+            if snap.monitor_load is None
+            else f"; monitor load {snap.monitor_load:.1%} of the server's time"
+        )
+    )
     for section in snap.sections:
         if section.error:
             old = "never read" if section.age_s is None else f"{age(section.age_s)} old"
             out.append(f"  {section.name}: {old}: {section.error}")
     out.append("")
     if snap.groups:
-        out += _table("groups", ["group", "ready", "scheduled", "running", "locked",
-                                 "oldest ready", "stale"], [
-            [g.name, str(g.ready), str(g.scheduled), str(g.running), str(g.locked),
-             age(g.oldest_ready_age_s), str(g.stale_leases)] for g in snap.groups
-        ])
-    out += _table("row-lock holders", ["pid", "role", "rows", "jobs", "application"], [
-        [str(h.pid), h.role, str(h.rows), ",".join(h.job_ids) or "-", h.application_name]
-        for h in snap.row_lock_holders
-    ])
-    out += _table("waiting sessions", ["pid", "blocked by", "waiting", "for job", "chain",
-                                       "query"], [
-        [str(w.pid), ",".join(map(str, w.blocked_by)), age(w.wait_s), w.job_id or "-",
-         " -> ".join(map(str, w.chain)), one_line(w.query, 50)] for w in snap.waiting
-    ])
-    out += _table("idle in transaction", ["pid", "application", "xact age", "idle", "locks",
-                                          "xmin age"], [
-        [str(i.pid), i.application_name, age(i.xact_age_s), age(i.idle_s), str(i.locks_held),
-         "-" if i.xmin_age is None else str(i.xmin_age)] for i in snap.idle_in_transaction
-    ])
+        out += _table(
+            "groups",
+            ["group", "ready", "scheduled", "running", "locked", "oldest ready", "stale"],
+            [
+                [
+                    g.name,
+                    str(g.ready),
+                    str(g.scheduled),
+                    str(g.running),
+                    str(g.locked),
+                    age(g.oldest_ready_age_s),
+                    str(g.stale_leases),
+                ]
+                for g in snap.groups
+            ],
+        )
+    out += _table(
+        "row-lock holders",
+        ["pid", "role", "rows", "jobs", "application"],
+        [
+            [str(h.pid), h.role, str(h.rows), ",".join(h.job_ids) or "-", h.application_name]
+            for h in snap.row_lock_holders
+        ],
+    )
+    out += _table(
+        "waiting sessions",
+        ["pid", "blocked by", "waiting", "for job", "chain", "query"],
+        [
+            [
+                str(w.pid),
+                ",".join(map(str, w.blocked_by)),
+                age(w.wait_s),
+                w.job_id or "-",
+                " -> ".join(map(str, w.chain)),
+                one_line(w.query, 50),
+            ]
+            for w in snap.waiting
+        ],
+    )
+    out += _table(
+        "idle in transaction",
+        ["pid", "application", "xact age", "idle", "locks", "xmin age"],
+        [
+            [
+                str(i.pid),
+                i.application_name,
+                age(i.xact_age_s),
+                age(i.idle_s),
+                str(i.locks_held),
+                "-" if i.xmin_age is None else str(i.xmin_age),
+            ]
+            for i in snap.idle_in_transaction
+        ],
+    )
     stale_header = ["id", "worker", "token", "attempts", "overdue", "worker alive"]
-    out += _table("stale leases", stale_header, [
-        [str(s.id), s.worker or "-", "-" if s.lease_token is None else str(s.lease_token),
-         "-" if s.attempts is None else str(s.attempts), age(s.overdue_s),
-         {True: "yes", False: "no", None: "unknown"}[s.worker_alive]] for s in snap.stale_leases
-    ])
-    out += _table("locks", ["pid", "mode", "granted", "type", "on", "application"], [
-        [str(lk.pid), row_lock_mode(lk), "yes" if lk.granted else "WAIT",
-         "row lock" if lk.is_row_lock else lk.locktype, lock_target(lk), lk.application_name]
-        for lk in snap.locks[:40]
-    ])
+    out += _table(
+        "stale leases",
+        stale_header,
+        [
+            [
+                str(s.id),
+                s.worker or "-",
+                "-" if s.lease_token is None else str(s.lease_token),
+                "-" if s.attempts is None else str(s.attempts),
+                age(s.overdue_s),
+                {True: "yes", False: "no", None: "unknown"}[s.worker_alive],
+            ]
+            for s in snap.stale_leases
+        ],
+    )
+    out += _table(
+        "locks",
+        ["pid", "mode", "granted", "type", "on", "application"],
+        [
+            [
+                str(lk.pid),
+                row_lock_mode(lk),
+                "yes" if lk.granted else "WAIT",
+                "row lock" if lk.is_row_lock else lk.locktype,
+                lock_target(lk),
+                lk.application_name,
+            ]
+            for lk in snap.locks[:40]
+        ],
+    )
     for note in snap.warnings:
         out.append(f"warning: {note}")
     return "\n".join(out)

@@ -1,0 +1,99 @@
+"""`queuetop check`'s logic: one snapshot measured against thresholds (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dashboard.errors import UserError
+from dashboard.metrics import families
+from dashboard.models import QueueSpec, Snapshot
+from dashboard.render.report import age
+
+
+@dataclass(frozen=True)
+class Check:
+    """One threshold: what it measures, the flag that sets it, and whether it is a duration."""
+
+    name: str  # the key in --json
+    flag: str
+    label: str
+    seconds: bool
+    measure: Callable[[Snapshot], float]
+    known: Callable[[QueueSpec], bool] = lambda spec: True
+    unknown_why: str = ""
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "stale_leases",
+        "--max-stale",
+        "stale leases",
+        False,
+        lambda s: s.stale_count if s.stale_count is not None else len(s.stale_leases),
+        families.stale_leases_known,
+        "the spec names no lease_until or started_at column, heartbeat or workers table",
+    ),
+    Check(
+        "oldest_ready_age_s",
+        "--max-oldest-ready",
+        "oldest ready job",
+        True,
+        lambda s: s.oldest_ready_age_s or 0.0,
+        families.oldest_ready_known,
+        "the spec names no created_at column (nor scheduled_at)",
+    ),
+    Check(
+        "waiting_sessions",
+        "--max-waiting",
+        "sessions waiting on a lock",
+        False,
+        lambda s: len(s.waiting),
+    ),
+    Check(
+        "idle_in_transaction_max_age_s",
+        "--max-idle-tx",
+        "oldest idle transaction",
+        True,
+        lambda s: max((families.idle_age(i) for i in s.idle_in_transaction), default=0.0),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    check: Check
+    value: float
+    limit: float
+
+    @property
+    def over(self) -> bool:
+        return self.value > self.limit
+
+    def text(self) -> str:
+        show = age if self.check.seconds else (lambda n: f"{n:g}")
+        verdict = "OVER" if self.over else "ok"
+        relation = ">" if self.over else "<="
+        return (
+            f"{verdict:4}  {self.check.label}: {show(self.value)} {relation} "
+            f"max {show(self.limit)}  ({self.check.flag})"
+        )
+
+    def as_dict(self) -> dict:
+        return {"check": self.check.name, "value": self.value, "max": self.limit, "over": self.over}
+
+
+def refuse_unknown(spec: QueueSpec, limits: dict[str, float]) -> None:
+    """A threshold the spec cannot measure is an error, not a silent pass."""
+    for check in CHECKS:
+        if check.name in limits and not check.known(spec):
+            raise UserError(
+                f"{check.flag}: {check.label} unknown: {check.unknown_why}; "
+                "add it to the queue spec or drop the flag"
+            )
+
+
+def evaluate(snap: Snapshot, spec: QueueSpec, limits: dict[str, float]) -> list[Result]:
+    """Each threshold given, in CHECKS order, with the value the snapshot measures."""
+    refuse_unknown(spec, limits)
+    return [Result(c, c.measure(snap), limits[c.name]) for c in CHECKS if c.name in limits]

@@ -1,0 +1,1 @@
+"""Schema setup: the demo queue and the audit table (schema.py)."""

@@ -1,0 +1,1 @@
+"""Text that is safe to print: redact.py keeps passwords out of every output."""
