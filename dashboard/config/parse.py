@@ -71,6 +71,9 @@ _UNITS = {
 }
 
 
+MAX_DURATION_S = 100 * 365 * 86400
+
+
 def parse_duration(text: str | int | float, what: str = "duration") -> float:
     """'10 minutes', '30s', '1h' or a number of seconds -> seconds, above zero."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
@@ -82,6 +85,8 @@ def parse_duration(text: str | int | float, what: str = "duration") -> float:
         seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if not (math.isfinite(seconds) and seconds > 0):  # 0 would call every running job stale
         raise UserError(f"bad {what} {text!r}: use a duration above zero, e.g. '10 minutes'")
+    if seconds > MAX_DURATION_S:  # beyond PostgreSQL's intervals and Python's timedeltas
+        raise UserError(f"bad {what} {text!r}: use a duration of at most 100 years")
     return seconds
 
 
