@@ -1,0 +1,50 @@
+"""`queuetop discover [--json]`: the queues a database holds, each with its command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dashboard import db, discover
+from dashboard.cli.common import connection_options
+from dashboard.discover.found import FoundQueue
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "discover",
+        parents=[connection_options()],
+        help="list the queues in a database (library schemas and hand-rolled tables)",
+    )
+    p.add_argument("--json", action="store_true", help='print {"queues": [...]}')
+    p.set_defaults(handler=run_discover)
+
+
+def dsn_hint(args: argparse.Namespace) -> str | None:
+    """The --dsn the commands should carry: the one given, without its password."""
+    return db.safe_dsn(args.dsn) if getattr(args, "dsn", None) else None
+
+
+def found_queues(args: argparse.Namespace) -> tuple[db.Target, list[FoundQueue]]:
+    target = db.resolve_target(args.dsn)
+    with db.connect_monitor(target.dsn) as conn:
+        return target, discover.find_queues(conn)
+
+
+def run_discover(args: argparse.Namespace) -> int:
+    _, found = found_queues(args)
+    hint = dsn_hint(args)
+    if args.json:
+        print(json.dumps({"queues": [f.as_json(hint) for f in found]}, indent=2))
+        return 0
+    if not found:
+        print("no queue found: no library schema queuetop knows, no table that looks like one")
+        return 0
+    for f in found:
+        what = f.adapter or "hand-rolled"
+        version = f" {f.version}" if f.version else ""
+        print(f"{f.confidence:<6}  {f.table}  ({what}{version})")
+        print(f"        {f.command(hint)}")
+        for reason in f.why:
+            print(f"        - {reason}")
+    return 0
