@@ -48,3 +48,25 @@ def run_discover(args: argparse.Namespace) -> int:
         for reason in f.why:
             print(f"        - {reason}")
     return 0
+
+
+def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
+    """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
+    take (high or medium confidence), or None to keep the default (the demo preset)."""
+    if args.queue or args.preset or args.table:
+        return None
+    target = db.resolve_target(args.dsn)
+    if target.embedded:  # no DSN at all: the embedded server's demo queue, as before
+        return None
+    with db.connect_monitor(target.dsn) as conn:
+        found = discover.watchable(discover.find_queues(conn))
+    return found or None
+
+
+def spec_of(args: argparse.Namespace):
+    """The spec of a discovered queue, with the user's --stale-after and column flags."""
+
+    def build(found: FoundQueue):
+        return discover.spec_for(found, stale_after=getattr(args, "stale_after", None))
+
+    return build

@@ -41,14 +41,17 @@ def watchable(found: list[FoundQueue]) -> list[FoundQueue]:
     return [f for f in found if f.confidence in ("high", "medium")]
 
 
-def spec_for(found: FoundQueue) -> QueueSpec:
+def spec_for(found: FoundQueue, stale_after: str | None = None) -> QueueSpec:
     """The spec its command builds (validate it against the catalog before use)."""
     if found.adapter:
         table = str(found.table) if "--table" in found.flags else None
-        return config.build_spec(preset=found.adapter, table=table)
+        return config.build_spec(preset=found.adapter, table=table, stale_after=stale_after)
     columns = {k: v for k, v in found.columns.items() if k != "status"}
     return config.build_spec(
-        table=str(found.table), status_column=found.columns.get("status"), columns=columns
+        table=str(found.table),
+        status_column=found.columns.get("status"),
+        columns=columns,
+        stale_after=stale_after,
     )
 
 

@@ -26,6 +26,31 @@ def library_presets() -> list[tuple[str, QueueSpec]]:
     ]
 
 
+def own_presets() -> list[tuple[str, QueueSpec]]:
+    """Presets of tables of our own (the demo queue) under a schema-qualified name: found
+    where that exact table is, with every column the preset names."""
+    return [
+        (name, spec)
+        for name in config.preset_names()
+        if not (spec := config.load_preset(name)).versioned and spec.table.schema
+    ]
+
+
+def find_own(tables: list[TableInfo]) -> list[FoundQueue]:
+    found = []
+    for name, spec in own_presets():
+        for info in tables:
+            if info.table != spec.table:
+                continue
+            named = [c for c in vars(spec.columns).values() if isinstance(c, str)]
+            if all(c in info.types for c in named):
+                why = (f"the table of preset {name}, with every column it names",)
+                found.append(
+                    FoundQueue(info.table, "high", name, why=why, flags=("--preset", name))
+                )
+    return found
+
+
 def _matches(spec: QueueSpec, info: TableInfo) -> bool:
     wanted = spec.table
     if info.table.name != wanted.name:
@@ -34,7 +59,7 @@ def _matches(spec: QueueSpec, info: TableInfo) -> bool:
 
 
 def find_libraries(conn: psycopg.Connection, tables: list[TableInfo]) -> list[FoundQueue]:
-    found = []
+    found = find_own(tables)
     for name, spec in library_presets():
         vmap = versions.version_map(name) or {}
         for info in tables:

@@ -72,7 +72,7 @@ class Overview:
 
     def poll(self, conn: psycopg.Connection) -> list[OverviewRow]:
         rows = []
-        for queue, watching in zip(self.found, self.monitors):
+        for queue, watching in zip(self.found, self.monitors, strict=True):
             if watching is None:
                 rows.append(OverviewRow(queue, error="its spec does not match the table"))
                 continue
