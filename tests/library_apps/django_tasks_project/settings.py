@@ -20,7 +20,12 @@ DATABASES = {
     }
 }
 INSTALLED_APPS = ["django_tasks_db", "tasks_app"]
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "live", "victim"],
+    }
+}
 USE_TZ = True
 SECRET_KEY = "tests-only"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
