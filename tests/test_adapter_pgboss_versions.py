@@ -16,6 +16,7 @@ schema changing under a running monitor is explained in one line.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime, timezone
 
@@ -172,6 +173,26 @@ def test_killed_worker_of_pgboss_10_and_11_requeued_and_completed_once(boss, dsn
     assert view["sizes"]["dlq"] == 2  # the copies of `failed` and `scheduled`
 
 
+async def dashboard_sees_the_upgrade(dsn: str, conn: psycopg.Connection) -> None:
+    from test_ui_live import until
+
+    from dashboard.ui.app import QueuetopApp
+
+    with db.connect_monitor(dsn) as mon:
+        spec = config.validate(mon, config.load_preset("pg-boss"))
+    app = QueuetopApp(spec, dsn, interval=0.2)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await until(pilot, lambda: app.snapshots_applied >= 1)
+        conn.execute("UPDATE pgboss.version SET version = 26")  # pg-boss 11 migrated it
+        app.monitor._schema.checked_at = None  # re-read now, not 10 s later
+        await until(pilot, lambda: "schema changed" in app.link.reason)
+        assert app.link.reason == (
+            "pg-boss schema changed under queuetop: schema 26 at pgboss.job, was schema 24 "
+            "(pg-boss 10) when it started; restart queuetop to map pg-boss 11 (and 12.0 to 12.5)"
+        )
+    conn.execute("UPDATE pgboss.version SET version = 24")
+
+
 def test_unknown_marker_is_refused_and_a_change_mid_watch_is_one_line(
     boss10, dsn, connect, tmp_path
 ):
@@ -199,8 +220,11 @@ def test_unknown_marker_is_refused_and_a_change_mid_watch_is_one_line(
         "supported pg-boss release, or copy the preset and adapt its SQL"
     ]
 
-    # the marker unchanged, a column gone: the statement's error, said as a schema change
+    # the dashboard says it in its header's one line, in those words
     conn.execute("UPDATE pgboss.version SET version = 24")
+    asyncio.run(dashboard_sees_the_upgrade(dsn, conn))
+
+    # the marker unchanged, a column gone: the statement's error, said as a schema change
     with db.connect_monitor(dsn) as mon:
         spec = config.validate(mon, config.load_preset("pg-boss"))
         watching = monitor.Monitor(spec, clock=lambda: clock[0])
