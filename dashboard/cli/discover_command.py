@@ -6,7 +6,7 @@ import argparse
 import json
 
 from dashboard import db, discover
-from dashboard.cli.common import connection_options
+from dashboard.cli.common import COLUMN_FLAGS, connection_options
 from dashboard.discover.found import FoundQueue
 
 
@@ -53,7 +53,9 @@ def run_discover(args: argparse.Namespace) -> int:
 def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
     """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
     take (high or medium confidence), or None to keep the default (the demo preset)."""
-    if args.queue or args.preset or args.table:
+    shaping = [args.queue, args.preset, args.table, args.id_column, args.status_column]
+    shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
+    if any(shaping):  # a spec given, or flags that shape the default one: as before
         return None
     target = db.resolve_target(args.dsn)
     if target.embedded:  # no DSN at all: the embedded server's demo queue, as before
