@@ -6,6 +6,7 @@ import argparse
 import json
 
 from dashboard import db, discover
+from dashboard.browse.rows import escape_controls
 from dashboard.cli.common import COLUMN_FLAGS, connection_options
 from dashboard.discover.found import FoundQueue
 
@@ -40,13 +41,13 @@ def run_discover(args: argparse.Namespace) -> int:
     if not found:
         print("no queue found: no library schema queuetop knows, no table that looks like one")
         return 0
-    for f in found:
+    for f in found:  # names and values come from the catalog: control characters escaped
         what = f.adapter or "hand-rolled"
         version = f" {f.version}" if f.version else ""
-        print(f"{f.confidence:<6}  {f.table}  ({what}{version})")
-        print(f"        {f.command(hint)}")
+        print(escape_controls(f"{f.confidence:<6}  {f.table}  ({what}{version})"))
+        print(f"        {escape_controls(f.command(hint))}")
         for reason in f.why:
-            print(f"        - {reason}")
+            print(f"        - {escape_controls(reason)}")
     return 0
 
 

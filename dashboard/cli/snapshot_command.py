@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 
 from dashboard import config, db, monitor
+from dashboard.browse.rows import escape_controls
 from dashboard.cli import discover_command
 from dashboard.cli.common import connection_options, open_queue, queue_options
 from dashboard.discover.overview import Overview
@@ -73,6 +74,6 @@ def print_overview(args: argparse.Namespace, found: list) -> int:
             if row.error is None
             else row.error
         )
-        print(f"  {row.found.table}: {numbers}")
-        print(f"      {row.found.command(hint)}")
+        print(escape_controls(f"  {row.found.table}: {numbers}"))
+        print(f"      {escape_controls(row.found.command(hint))}")
     return 0
