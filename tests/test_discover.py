@@ -156,3 +156,26 @@ def test_discover_lists_every_queue_with_its_adapter_and_version_and_no_decoy(tw
         "queuetop watch --table work.tasks --status-column state --dsn "
     )
     assert by_table["pgboss.job"]["command"].startswith("queuetop watch --preset pg-boss --dsn ")
+
+    # a graphile-worker migration the preset does not know (an upgrade ahead of queuetop):
+    # discovery says so, and the preset refuses it in one line naming both versions
+    with psycopg.connect(twelve, autocommit=True) as conn:
+        conn.execute("INSERT INTO graphile_worker.migrations (id, breaking) VALUES (21, false)")
+    capsys.readouterr()
+    assert main(["discover", "--json", "--dsn", twelve]) == 0
+    graphile = next(
+        q
+        for q in json.loads(capsys.readouterr().out)["queues"]
+        if q["table"] == "graphile_worker._private_jobs"
+    )
+    assert (graphile["confidence"], graphile["version"], graphile["why"]) == (
+        "medium",
+        None,
+        ["migration 21, which preset graphile-worker does not support"],
+    )
+    assert main(["snapshot", "--preset", "graphile-worker", "--dsn", twelve]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "queuetop: error: graphile-worker at graphile_worker._private_jobs: found migration "
+        "21; preset graphile-worker supports 0.17 (migration 19), 0.18 (migration 20). Use a "
+        "supported graphile-worker release, or copy the preset and adapt its SQL"
+    ]

@@ -52,9 +52,16 @@ def _row(found: FoundQueue, snap: Snapshot) -> OverviewRow:
 class Overview:
     """The queues found and a monitor per queue (each keeps its own count plan)."""
 
-    def __init__(self, found: list[FoundQueue], specs: list[QueueSpec | None], interval: float):
+    def __init__(
+        self,
+        found: list[FoundQueue],
+        specs: list[QueueSpec | None],
+        interval: float,
+        errors: list[str | None] | None = None,
+    ):
         self.found = found
         self.specs = specs
+        self.errors = errors or [None] * len(found)  # why a queue has no spec
         self.monitors = [monitor.Monitor(s, interval) if s else None for s in specs]
 
     @classmethod
@@ -63,18 +70,21 @@ class Overview:
     ) -> Overview:
         """Each queue's spec validated against the catalog (None where it cannot be)."""
         specs: list[QueueSpec | None] = []
+        errors: list[str | None] = []
         for queue in found:
             try:
                 specs.append(config.validate(conn, spec_for(queue)))
-            except UserError:
+                errors.append(None)
+            except UserError as exc:  # e.g. a version its adapter refuses
                 specs.append(None)
-        return cls(found, specs, interval)
+                errors.append(str(exc))
+        return cls(found, specs, interval, errors)
 
     def poll(self, conn: psycopg.Connection) -> list[OverviewRow]:
         rows = []
-        for queue, watching in zip(self.found, self.monitors, strict=True):
+        for queue, watching, why in zip(self.found, self.monitors, self.errors, strict=True):
             if watching is None:
-                rows.append(OverviewRow(queue, error="its spec does not match the table"))
+                rows.append(OverviewRow(queue, error=why))
                 continue
             try:
                 rows.append(_row(queue, watching.poll(conn)))
