@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from dashboard import db, discover
+from dashboard import config, db, discover
 from dashboard.browse.rows import escape_controls
 from dashboard.cli.common import COLUMN_FLAGS, connection_options
 from dashboard.discover.found import FoundQueue
@@ -51,6 +52,13 @@ def run_discover(args: argparse.Namespace) -> int:
     return 0
 
 
+def given_dsn(args: argparse.Namespace) -> bool:
+    """A DSN from --dsn, DATABASE_URL or the PG* variables (else: the embedded server)."""
+    return bool(
+        args.dsn or os.environ.get("DATABASE_URL") or any(os.environ.get(v) for v in db.PG_ENV_VARS)
+    )
+
+
 def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
     """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
     take (high or medium confidence), or None to keep the default (the demo preset)."""
@@ -58,9 +66,11 @@ def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
     shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
     if any(shaping):  # a spec given, or flags that shape the default one: as before
         return None
-    target = db.resolve_target(args.dsn)
-    if target.embedded:  # no DSN at all: the embedded server's demo queue, as before
+    if getattr(args, "stale_after", None):  # bad input fails before anything connects
+        config.parse_duration(args.stale_after, "--stale-after")
+    if not given_dsn(args):  # the embedded server's demo queue, as before (not started here)
         return None
+    target = db.resolve_target(args.dsn)
     with db.connect_monitor(target.dsn) as conn:
         found = discover.watchable(discover.find_queues(conn))
     return found or None
