@@ -47,10 +47,21 @@ def exists(name: str) -> bool:
     return _file(name).is_file()
 
 
+def adapter_path(adapter: str, name: str) -> str:
+    """`presets/<adapter>/<name>`: an adapter mapped to one version of its library
+    ("pg-boss/v10") reads that version's file where it has one, else the adapter's own."""
+    folders = adapter.split("/")
+    for depth in range(len(folders), 0, -1):
+        path = "presets/" + "/".join(folders[:depth]) + f"/{name}"
+        if exists(path):
+            return path
+    return f"presets/{adapter}/{name}"
+
+
 def resolve(name: str, adapter: str | None = None) -> str:
     """The adapter's own version of statement `name` where it has one, else the generic."""
-    if adapter and exists(f"presets/{adapter}/{name}"):
-        return f"presets/{adapter}/{name}"
+    if adapter and exists(adapter_path(adapter, name)):
+        return adapter_path(adapter, name)
     return name
 
 

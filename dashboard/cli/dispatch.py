@@ -12,6 +12,7 @@ from dashboard.cli import (
     audit_command,
     check_command,
     db_commands,
+    discover_command,
     doctor_command,
     export_command,
     load_command,
@@ -36,6 +37,7 @@ COMMAND_MODULES = (
     serve_command,
     presets_command,
     doctor_command,
+    discover_command,
 )
 
 

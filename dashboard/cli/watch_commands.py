@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from dashboard import config, db
+from dashboard.cli import discover_command, watch_overview
 from dashboard.cli.common import (
     INTERVAL,
     MAX_INTERVAL_S,
@@ -135,6 +136,10 @@ def check_audit_file(args: argparse.Namespace) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
+    check_audit_file(args)
+    found = discover_command.discovered(args)  # a DSN but no queue: what the catalog holds
+    if found:
+        return watch_overview.run_discovered(args, found, run_app)
     return run_app(watch_app(args))
 
 

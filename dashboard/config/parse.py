@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from dashboard.config import thresholds
 from dashboard.errors import UserError
 from dashboard.models import (
     DERIVED_ONLY,
@@ -254,8 +255,18 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         worker_element=element,
         time_zone=zone,
     )
+    spec = replace(spec, threshold_keys=_threshold_keys(queue), versioned="versions" in data)
     check_dead_letter(spec)
-    return spec
+    return thresholds.apply(spec)
+
+
+def _threshold_keys(queue: dict[str, Any]) -> dict[str, float]:
+    """The liveness limits the file itself names (parsed again: their checks ran above)."""
+    policy, workers = queue.get("policy", {}), queue.get("workers", {})
+    keys = {k: policy[k] for k in ("stale_after", "heartbeat_timeout") if k in policy}
+    if "timeout" in workers:
+        keys["workers.timeout"] = workers["timeout"]
+    return {k: parse_duration(v, k) for k, v in keys.items()}
 
 
 def check_dead_letter(spec: QueueSpec) -> None:

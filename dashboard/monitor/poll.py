@@ -23,7 +23,7 @@ from psycopg import errors
 
 import queries
 from dashboard import db
-from dashboard.config import state_warnings
+from dashboard.config import state_warnings, versions
 from dashboard.errors import UserError
 from dashboard.models import (
     ACTIVE_ROLES,
@@ -75,6 +75,7 @@ class Monitor:
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
         self._notes: list[str] = []
+        self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
 
     def request_exact(self) -> None:
         """Count every state exactly on the next poll, whatever the table's size."""
@@ -91,6 +92,7 @@ class Monitor:
         server = self._server_info(conn)
         blocked: str | None = None
         try:
+            self._schema.check(conn, self.clock())
             self._table_sections(conn)
         except TableBlocked as exc:
             blocked = str(exc)
@@ -102,6 +104,8 @@ class Monitor:
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
                 f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}"
             ) from exc
+        except versions.SCHEMA_ERRORS as exc:  # e.g. a library upgraded mid-watch
+            raise self._schema.explain(conn, exc) from None
         self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
         self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
         self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
@@ -361,6 +365,7 @@ class Monitor:
             held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
             stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
             roles=spec.roles,
+            threshold=spec.threshold,
         )
 
     def _age(self, name: str, now: float) -> float:
