@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import servers
 from psycopg import conninfo, sql
 
 from dashboard import db
@@ -18,15 +19,46 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server for the whole run: QUEUETOP_TEST_DSN, else a private embedded one."""
-    if os.environ.get("QUEUETOP_TEST_DSN"):
-        yield os.environ["QUEUETOP_TEST_DSN"]
-        return
+def server_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Pool]:
+    """Every server of the run, each started once when a test first asks for it."""
     pgdata = tmp_path_factory.mktemp("embedded") / "pgdata"
-    dsn = db.start_embedded(pgdata)
-    yield dsn
-    db.stop_embedded(pgdata)
+    started: list[str] = []
+
+    def main_dsn() -> str:  # QUEUETOP_TEST_DSN, else a private embedded one
+        if os.environ.get("QUEUETOP_TEST_DSN"):
+            return os.environ["QUEUETOP_TEST_DSN"]
+        started.append(db.start_embedded(pgdata))
+        return started[-1]
+
+    pool = servers.Pool(main_dsn)
+    yield pool
+    pool.stop_all()
+    if started:
+        db.stop_embedded(pgdata)
+
+
+@pytest.fixture(scope="session")
+def server(request: pytest.FixtureRequest, server_pool: servers.Pool) -> servers.Server:
+    """The server of this test: the main one, or (tests marked `matrix`) each version in turn."""
+    name = getattr(request, "param", servers.MAIN)
+    try:
+        return server_pool.get(name)
+    except servers.Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def server_dsn(server: servers.Server) -> str:
+    """A server for the whole run: QUEUETOP_TEST_DSN, else a private embedded one (or, for
+    a test marked `matrix`, each server of tests/servers.py)."""
+    return server.dsn
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `matrix` that reaches a server runs once per server selected."""
+    if metafunc.definition.get_closest_marker("matrix") and "server" in metafunc.fixturenames:
+        names = servers.selected()
+        metafunc.parametrize("server", names, ids=names, indirect=True, scope="session")
 
 
 @pytest.fixture(autouse=True)

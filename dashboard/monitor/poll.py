@@ -34,7 +34,7 @@ from dashboard.models import (
     Snapshot,
 )
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, sessions
+from dashboard.monitor import finished, sessions, versions
 from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
@@ -102,14 +102,25 @@ class Monitor:
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
                 f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}"
             ) from exc
-        self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
-        self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
-        self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
+        for name, read in (
+            ("locks", lambda: self._locks(conn, blocked is None)),
+            ("waits", lambda: sessions.read_waits(conn)),
+            ("idle", lambda: sessions.read_idle(conn)),
+        ):
+            if self._runs_here(name, server):
+                self._read(name, conn, read, optional=True)
         self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
         elapsed = timer.wall_s()
         now = self.clock()
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
+
+    def _runs_here(self, name: str, server: ServerInfo) -> bool:
+        line = versions.unavailable(name, server)
+        if line is not None:  # left empty, the line saying which version it needs
+            self._notes.append(line)
+            self.sections[name].succeeded((), 0.0, self.clock(), self.interval)
+        return line is None
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
         now = self.clock()
@@ -287,7 +298,8 @@ class Monitor:
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
         if self._server is None or self._server[0] is not conn:
             row = conn.execute(queries.load("monitor/get_server_info")).fetchone()
-            self._server = (conn, ServerInfo(row[0], row[1], row[2], db.describe_address(conn)))
+            address = db.describe_address(conn)  # a new connection may be on another host
+            self._server = (conn, ServerInfo(row[0], row[1], row[2], address, row[3], row[4]))
         return self._server[1]
 
     # --- the snapshot --------------------------------------------------------------------
