@@ -33,8 +33,8 @@ from dashboard.models import (
     ServerInfo,
     Snapshot,
 )
+from dashboard.monitor import access, finished, sessions, versions
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, sessions, versions
 from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
@@ -74,6 +74,7 @@ class Monitor:
         # per connection: its server, and the statement_timeout last set on it
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
+        self.unreadable = access.Unreadable()  # what this connection's role may not read
         self._notes: list[str] = []
 
     def request_exact(self) -> None:
@@ -88,7 +89,10 @@ class Monitor:
         if self._server is not None and self._server[0] is not conn:
             for section in self.sections.values():  # back after an outage: read it all
                 section.tried_at = None
+        fresh = self._server is None or self._server[0] is not conn
         server = self._server_info(conn)
+        if fresh:
+            self._check_access(conn)
         blocked: str | None = None
         try:
             self._table_sections(conn)
@@ -114,6 +118,16 @@ class Monitor:
         now = self.clock()
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
+
+    def _check_access(self, conn: psycopg.Connection) -> None:
+        """On a new connection: which auxiliary tables its role may not read (each then
+        degrades what it serves alone); the statements' parts follow."""
+        unreadable = access.check(conn, self.spec)
+        if unreadable.workers != self.unreadable.workers:
+            parts = queue_parts(self.spec)
+            self.parts = access.without_workers(parts) if unreadable.workers else parts
+            self.plan = None  # its statements are composed from the parts
+        self.unreadable = unreadable
 
     def _runs_here(self, name: str, server: ServerInfo) -> bool:
         line = versions.unavailable(name, server)
@@ -184,7 +198,7 @@ class Monitor:
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
-        if source is None or not self.spec.can_find_stale():
+        if source is None or not self.spec.can_find_stale() or self.unreadable.workers:
             return
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
@@ -201,7 +215,9 @@ class Monitor:
         the rows of a dead-letter table."""
         spec, limit = self.spec, self.spec.policy.exact_count_limit
         read = finished.FinishedRead()
-        if spec.history:
+        if spec.history and self.unreadable.history:
+            pass  # finished jobs live there alone; the snapshot says which grant is missing
+        elif spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
             if exact or finished.table_rows(stats) < limit:
                 self._set_timeout(conn, self._timeout_for("finished", full_read=True))
@@ -217,7 +233,7 @@ class Monitor:
             else:
                 read.values = ("stats", stats)
         dead = spec.policy.dead_letter
-        if dead and dead.kind == "table" and dead.table:
+        if dead and dead.kind == "table" and dead.table and not self.unreadable.dead_table:
             read.dead_rows, read.dead_estimated = finished.count_dead_table(
                 conn, dead.table, limit, exact
             )
@@ -320,7 +336,7 @@ class Monitor:
             counts["dead"] += read.dead_rows
             if read.dead_estimated and "dead" not in estimated:
                 estimated.append("dead")
-        notes = list(self._notes)
+        notes = list(self._notes) + list(self.unreadable.notes)
         if not spec.can_find_stale():
             notes.append(
                 "stale leases unknown: the spec names no lease_until, started_at, "
@@ -371,7 +387,9 @@ class Monitor:
             monitor_load=self.meter.load(now),
             count_mode=mode,
             held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
-            stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
+            stale_count=counted.stale
+            if source is not None and spec.can_find_stale() and not self.unreadable.workers
+            else None,
             roles=spec.roles,
         )
 
