@@ -33,6 +33,8 @@ from bench.big_queue import fill_jobs  # noqa: E402
 from bench.common import process_cpu_s, server  # noqa: E402
 from dashboard import config, db  # noqa: E402
 from dashboard.metrics.exporter import Exporter  # noqa: E402
+from dashboard.monitor import Monitor  # noqa: E402
+from dashboard.monitor.budget import LoadMeter  # noqa: E402
 from dashboard.setup import schema  # noqa: E402
 
 NAIVE_COUNT = "SELECT status, count(*) FROM queuetop_demo.jobs GROUP BY status"
@@ -135,6 +137,51 @@ def measure_naive(dsn: str, interval: float, runs: int) -> dict:
     }
 
 
+def db_time(fn) -> float:
+    """Seconds the call spent waiting on the server: wall time minus this process's CPU time
+    in it (as bench/poll_cost.py measures the dashboard's poll)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - wall) - (time.process_time() - cpu)
+
+
+def side_by_side(dsn: str, interval: float, runs: int) -> dict:
+    """The exporter's poll and the dashboard's warm poll (a Monitor with its plan, every
+    section due: bench/poll_cost.py's), alternately on the same table, an interval apart."""
+    with db.connect_monitor(dsn) as conn:
+        spec = config.validate(conn, config.load_preset("demo"))
+    exporter = Exporter(dsn, spec, interval, log=lambda line: print(f"  export: {line}"))
+    dashboard = Monitor(spec, interval)
+    export_ms, warm_ms, wall_ms = [], [], []
+    with db.connect_monitor(dsn, db.monitor_timeout_ms(interval)) as mon:
+        for _ in range(6):  # both warmed: plans made, statements prepared
+            exporter.poll_once()
+            every_section_due(dashboard).poll(mon)
+        for i in range(runs):
+            for kind in ("export", "warm") if i % 2 == 0 else ("warm", "export"):
+                time.sleep(interval)
+                if kind == "export":
+                    started = time.perf_counter()
+                    export_ms.append(db_time(exporter.poll_once) * 1000)
+                    wall_ms.append((time.perf_counter() - started) * 1000)
+                else:
+                    warm_ms.append(db_time(lambda: every_section_due(dashboard).poll(mon)) * 1000)
+    exporter.close()
+    return {
+        "export": statistics.median(export_ms),
+        "export_wall": statistics.median(wall_ms),
+        "warm": statistics.median(warm_ms),
+        "runs": runs,
+    }
+
+
+def every_section_due(monitor: Monitor) -> Monitor:
+    for section in monitor.sections.values():
+        section.tried_at = None
+    monitor.meter = LoadMeter()
+    return monitor
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn")
@@ -148,9 +195,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--naive-runs", type=int, default=3)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--runs", type=int, default=15, help="side-by-side polls of each")
     args = parser.parse_args()
     with server(args.dsn) as dsn:
         build(dsn, args.rows, args.reuse)
+        pair = side_by_side(dsn, args.interval, args.runs)
         export = measure_export(dsn, args.interval, args.seconds)
         naive = measure_naive(dsn, args.interval, args.naive_runs)
     print(
@@ -171,6 +220,15 @@ def main() -> None:
         f"  naive / export: {naive['per_poll_ms'] / export['per_poll_ms']:.1f}x per poll; "
         f"export's share of wall time {export['db_per_s'] * 100:.2f} % at {args.interval:g} s, "
         f"{export['per_poll_ms'] / 1000 / 15 * 100:.2f} % at export's default 15 s"
+    )
+    print(
+        f"\n  side by side on this table, {pair['runs']} polls each, alternately, "
+        f"{args.interval:g} s apart (median database time: wall less this process's CPU):"
+    )
+    print(
+        f"  export poll {pair['export']:.2f} ms (wall {pair['export_wall']:.2f} ms), "
+        f"dashboard warm poll {pair['warm']:.2f} ms: export / dashboard "
+        f"{pair['export'] / pair['warm']:.2f}x (target: within 2x)"
     )
 
 

@@ -90,9 +90,17 @@ class Monitor:
             for section in self.sections.values():  # back after an outage: read it all
                 section.tried_at = None
         fresh = self._server is None or self._server[0] is not conn
+        before = self._server[1] if self._server is not None else None
         server = self._server_info(conn)
         if fresh:
             self._check_access(conn)
+            if before is not None and before.address != server.address:  # a host list moved on
+                self._notes.append(
+                    f"reconnected to another server: now on {server.address} "
+                    f"(PostgreSQL {server.version}), was {before.address}"
+                )
+        if server.in_recovery:
+            self._notes.append(f"{server.address} is a standby (in recovery): actions refuse there")
         blocked: str | None = None
         try:
             self._table_sections(conn)
@@ -312,7 +320,8 @@ class Monitor:
         section.succeeded(data, timer.db_s(), self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
-        if self._server is None or self._server[0] is not conn:
+        # a standby's state is read again each poll: it may be promoted under us
+        if self._server is None or self._server[0] is not conn or self._server[1].in_recovery:
             row = conn.execute(queries.load("monitor/get_server_info")).fetchone()
             address = db.describe_address(conn)  # a new connection may be on another host
             self._server = (conn, ServerInfo(row[0], row[1], row[2], address, row[3], row[4]))
