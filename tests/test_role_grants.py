@@ -14,6 +14,7 @@ from demo_queue import claim, setup_demo
 from psycopg import conninfo, sql
 
 from dashboard.cli import main
+from tests.library_adapters import library_db
 
 pytestmark = pytest.mark.matrix
 
@@ -127,3 +128,38 @@ def test_no_select_on_the_audit_table_is_one_line_with_its_grants(dsn, watcher, 
     assert len(err.splitlines()) == 1 and "queuetop.audit_log" in err
     run_grants(dsn, err)
     assert main(["audit", "--json", "--dsn", watch]) == 0
+
+
+def test_an_adapters_workers_table_out_of_reach_costs_only_the_stale_leases(dsn, watcher, capsys):
+    """Solid Queue's schema (no library needed): a claim whose process stopped beating."""
+    role, watch = watcher
+    with library_db(dsn, "solid_queue") as admin:
+        admin.execute(
+            "INSERT INTO solid_queue_processes (id, kind, last_heartbeat_at, pid, hostname, "
+            "created_at, name) VALUES (7, 'Worker', now() AT TIME ZONE 'UTC' - interval "
+            "'1 hour', 4242, 'h', now(), 'worker-7');"
+            "INSERT INTO solid_queue_jobs (id, queue_name, class_name, created_at, updated_at) "
+            "VALUES (1, 'default', 'Job', now(), now()), (2, 'default', 'Job', now(), now());"
+            "INSERT INTO solid_queue_claimed_executions (job_id, process_id, created_at) "
+            "VALUES (1, 7, now());"
+            "INSERT INTO solid_queue_ready_executions (job_id, queue_name, created_at) "
+            "VALUES (2, 'default', now())"
+        )
+        for (table,) in admin.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'solid_queue%%' "
+            "AND tablename <> 'solid_queue_processes'"
+        ).fetchall():
+            admin.execute(
+                sql.SQL("GRANT SELECT ON {} TO {}").format(
+                    sql.Identifier(table), sql.Identifier(role)
+                )
+            )
+    as_admin = snapshot(capsys, "--preset", "solid-queue", "--dsn", dsn)
+    assert as_admin["stale_count"] == 1
+    snap = snapshot(capsys, "--preset", "solid-queue", "--dsn", watch)
+    assert (snap["counts"]["ready"], snap["counts"]["running"]) == (1, 1)
+    assert snap["stale_count"] is None
+    lines = [w for w in snap["warnings"] if "solid_queue_processes" in w]
+    assert len(lines) == 1 and f"solid_queue_processes TO {role}" in lines[0], snap["warnings"]
+    run_grants(dsn, lines[0])
+    assert snapshot(capsys, "--preset", "solid-queue", "--dsn", watch)["stale_count"] == 1
