@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,9 +21,13 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def server_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Pool]:
-    """Every server of the run, each started once when a test first asks for it."""
-    pgdata = tmp_path_factory.mktemp("embedded") / "pgdata"
+def server_pool() -> Iterator[servers.Pool]:
+    """Every server of the run, each started once when a test first asks for it.
+
+    The embedded server's data lives outside pytest's numbered temp dirs: another pytest
+    run on the same machine and user may remove those while this one still runs."""
+    home = Path(tempfile.mkdtemp(prefix="queuetop-test-"))
+    pgdata = home / "pgdata"
     started: list[str] = []
 
     def main_dsn() -> str:  # QUEUETOP_TEST_DSN, else a private embedded one
@@ -35,6 +41,7 @@ def server_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Po
     pool.stop_all()
     if started:
         db.stop_embedded(pgdata)
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
