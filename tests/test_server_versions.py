@@ -80,3 +80,12 @@ def test_a_section_needing_a_newer_server_degrades_alone(dsn, server, connect, m
     assert snap.idle_in_transaction == () and snap.counts["ready"] == 2
     assert snap.server.version_num == server.version_num
     idle.rollback()
+
+
+def test_the_sections_name_statements_that_exist():
+    """A renamed statement must be renamed in versions.SECTION_STATEMENTS too, or its
+    `-- needs:` line would go unread."""
+    from dashboard.monitor import versions
+
+    named = [n for names in versions.SECTION_STATEMENTS.values() for n in names]
+    assert named and [n for n in named if not queries.exists(n)] == []
