@@ -261,6 +261,12 @@ class ServerInfo:
     database: str
     user: str
     address: str  # host:port or socket directory, never a password
+    version_num: int = 0  # server_version_num (150018); 0 where unknown
+    in_recovery: bool = False  # a standby (pg_is_in_recovery()): actions refuse there
+
+    @property
+    def major(self) -> int:
+        return self.version_num // 10000
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from dashboard.models import (
     ServerInfo,
     Snapshot,
 )
+from dashboard.monitor import access, finished, server_versions, sessions
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, sessions
 from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.stale import read_stale
@@ -74,6 +74,7 @@ class Monitor:
         # per connection: its server, and the statement_timeout last set on it
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
+        self.unreadable = access.Unreadable()  # what this connection's role may not read
         self._notes: list[str] = []
         self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
 
@@ -89,7 +90,18 @@ class Monitor:
         if self._server is not None and self._server[0] is not conn:
             for section in self.sections.values():  # back after an outage: read it all
                 section.tried_at = None
+        fresh = self._server is None or self._server[0] is not conn
+        before = self._server[1] if self._server is not None else None
         server = self._server_info(conn)
+        if fresh:
+            self._check_access(conn)
+            if before is not None and before.address != server.address:  # a host list moved on
+                self._notes.append(
+                    f"reconnected to another server: now on {server.address} "
+                    f"(PostgreSQL {server.version}), was {before.address}"
+                )
+        if server.in_recovery:
+            self._notes.append(f"{server.address} is a standby (in recovery): actions refuse there")
         blocked: str | None = None
         try:
             self._schema.check(conn, self.clock())
@@ -106,14 +118,35 @@ class Monitor:
             ) from exc
         except versions.SCHEMA_ERRORS as exc:  # e.g. a library upgraded mid-watch
             raise self._schema.explain(conn, exc) from None
-        self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
-        self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
-        self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
+        for name, read in (
+            ("locks", lambda: self._locks(conn, blocked is None)),
+            ("waits", lambda: sessions.read_waits(conn)),
+            ("idle", lambda: sessions.read_idle(conn)),
+        ):
+            if self._runs_here(name, server):
+                self._read(name, conn, read, optional=True)
         self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
         elapsed = timer.wall_s()
         now = self.clock()
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
+
+    def _check_access(self, conn: psycopg.Connection) -> None:
+        """On a new connection: which auxiliary tables its role may not read (each then
+        degrades what it serves alone); the statements' parts follow."""
+        unreadable = access.check(conn, self.spec)
+        if unreadable.workers != self.unreadable.workers:
+            parts = queue_parts(self.spec)
+            self.parts = access.without_workers(parts) if unreadable.workers else parts
+            self.plan = None  # its statements are composed from the parts
+        self.unreadable = unreadable
+
+    def _runs_here(self, name: str, server: ServerInfo) -> bool:
+        line = server_versions.unavailable(name, server)
+        if line is not None:  # left empty, the line saying which version it needs
+            self._notes.append(line)
+            self.sections[name].succeeded((), 0.0, self.clock(), self.interval)
+        return line is None
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
         now = self.clock()
@@ -177,7 +210,7 @@ class Monitor:
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
-        if source is None or not self.spec.can_find_stale():
+        if source is None or not self.spec.can_find_stale() or self.unreadable.workers:
             return
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
@@ -194,7 +227,9 @@ class Monitor:
         the rows of a dead-letter table."""
         spec, limit = self.spec, self.spec.policy.exact_count_limit
         read = finished.FinishedRead()
-        if spec.history:
+        if spec.history and self.unreadable.history:
+            pass  # finished jobs live there alone; the snapshot says which grant is missing
+        elif spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
             if exact or finished.table_rows(stats) < limit:
                 self._set_timeout(conn, self._timeout_for("finished", full_read=True))
@@ -210,7 +245,7 @@ class Monitor:
             else:
                 read.values = ("stats", stats)
         dead = spec.policy.dead_letter
-        if dead and dead.kind == "table" and dead.table:
+        if dead and dead.kind == "table" and dead.table and not self.unreadable.dead_table:
             read.dead_rows, read.dead_estimated = finished.count_dead_table(
                 conn, dead.table, limit, exact
             )
@@ -289,9 +324,11 @@ class Monitor:
         section.succeeded(data, timer.db_s(), self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
-        if self._server is None or self._server[0] is not conn:
+        # a standby's state is read again each poll: it may be promoted under us
+        if self._server is None or self._server[0] is not conn or self._server[1].in_recovery:
             row = conn.execute(queries.load("monitor/get_server_info")).fetchone()
-            self._server = (conn, ServerInfo(row[0], row[1], row[2], db.describe_address(conn)))
+            address = db.describe_address(conn)  # a new connection may be on another host
+            self._server = (conn, ServerInfo(row[0], row[1], row[2], address, row[3], row[4]))
         return self._server[1]
 
     # --- the snapshot --------------------------------------------------------------------
@@ -312,7 +349,7 @@ class Monitor:
             counts["dead"] += read.dead_rows
             if read.dead_estimated and "dead" not in estimated:
                 estimated.append("dead")
-        notes = list(self._notes)
+        notes = list(self._notes) + list(self.unreadable.notes)
         if not spec.can_find_stale():
             notes.append(
                 "stale leases unknown: the spec names no lease_until, started_at, "
@@ -363,7 +400,9 @@ class Monitor:
             monitor_load=self.meter.load(now),
             count_mode=mode,
             held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
-            stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
+            stale_count=counted.stale
+            if source is not None and spec.can_find_stale() and not self.unreadable.workers
+            else None,
             roles=spec.roles,
             threshold=spec.threshold,
         )
