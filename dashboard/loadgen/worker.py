@@ -2,7 +2,7 @@
 
 The worker talks to the parent through two channels: a control pipe it
 polls between (and during) jobs, and a shared events queue it flushes
-counters, claim latencies and claim/finish records into. It never blocks
+counters, claim latencies and claim/finish records into (typed: events.py). It never blocks
 on the parent, and dies with it (faults.die_with_parent).
 """
 
@@ -19,6 +19,19 @@ import psycopg
 from psycopg import errors
 
 from dashboard.loadgen import faults
+from dashboard.loadgen.events import (
+    Batch,
+    Control,
+    CrashAfterClaim,
+    Crashed,
+    Down,
+    Failed,
+    Ready,
+    SetKnobs,
+    Stall,
+    StopWorking,
+    Up,
+)
 from dashboard.loadgen.prepared import Statement
 from dashboard.loadgen.settings import LoadSettings
 from dashboard.loadgen.stats import COUNTERS, LOCK_WAIT_MS
@@ -79,7 +92,7 @@ class Worker:
     def flush(self) -> None:
         if any(self.counts.values()) or self.latencies or self.claimed or self.finished:
             counts = {n: v for n, v in self.counts.items() if v}
-            self.events.put(("batch", self.k, counts, self.latencies, self.claimed, self.finished))
+            self.events.put(Batch(self.k, counts, self.latencies, self.claimed, self.finished))
         self._reset_batch()
 
     def maybe_flush(self, force_if_pending: bool = False) -> None:
@@ -87,16 +100,15 @@ class Worker:
         if due or (force_if_pending and self.finished):
             self.flush()
 
-    def handle(self, msg: tuple) -> None:
-        kind = msg[0]
-        if kind == "stop":
+    def handle(self, msg: Control) -> None:
+        if isinstance(msg, StopWorking):
             self.stopping = True
-        elif kind == "stall":
-            self.stall_for = float(msg[1])
-        elif kind == "crash":
+        elif isinstance(msg, Stall):
+            self.stall_for = msg.seconds
+        elif isinstance(msg, CrashAfterClaim):
             self.crash_next = True
-        elif kind == "set":
-            self.settings = replace(self.settings, **msg[1])
+        elif isinstance(msg, SetKnobs):
+            self.settings = replace(self.settings, **msg.knobs)
 
     def poll(self, timeout: float = 0.0) -> None:
         """Apply control messages; wait up to `timeout` for the first one."""
@@ -264,14 +276,13 @@ class Worker:
         if jobs and (by_knob or faults.happens(self.rng, self.settings.crash_rate)):
             self.flush()
             self.events.put(
-                (
-                    "crash",
+                Crashed(
                     self.k,
                     time.time(),
                     self.session,
-                    [job for job, _ in jobs],
+                    tuple(job for job, _ in jobs),
                     by_knob,
-                    not self.settings.hold_tx,
+                    committed=not self.settings.hold_tx,
                 )
             )
             self.events.close()
@@ -295,7 +306,7 @@ class Worker:
         while True:
             reason = first_line(lost)
             if reason != reported:
-                self.events.put(("down", self.k, reason))
+                self.events.put(Down(self.k, reason))
                 reported = reason
             if self.conn is not None:
                 self.conn.close()
@@ -306,7 +317,7 @@ class Worker:
             except psycopg.OperationalError as exc:
                 lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
                 continue
-            self.events.put(("up", self.k, self.session, self.conn.info.backend_pid))
+            self.events.put(Up(self.k, self.session, self.conn.info.backend_pid))
             return
 
     def run(self) -> int:
@@ -316,7 +327,7 @@ class Worker:
                 self.connect()
             except psycopg.OperationalError as exc:  # started while the server is away
                 self.reconnect(exc)
-            self.events.put(("ready", self.k, self.session, self.conn.info.backend_pid))
+            self.events.put(Ready(self.k, self.session, self.conn.info.backend_pid))
             while not self.stopping:
                 try:
                     self.turn()
@@ -349,7 +360,7 @@ def run_worker(
     try:
         Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
     except psycopg.Error as exc:  # not a lost connection: the statements themselves fail
-        events.put(("error", k, f"{name}: {first_line(exc)}"))
+        events.put(Failed(k, f"{name}: {first_line(exc)}"))
         events.close()
         events.join_thread()
         raise SystemExit(faults.ERROR_EXIT_CODE) from None
