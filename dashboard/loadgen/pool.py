@@ -26,6 +26,7 @@ import psycopg
 
 from dashboard.audit.writers import AuditSink
 from dashboard.loadgen.bookkeeping import Bookkeeper
+from dashboard.loadgen.demo import RANDOM_CRASH_RATE
 from dashboard.loadgen.events import (
     Batch,
     Broadcast,
@@ -74,9 +75,16 @@ class LoadGenerator:
     """
 
     def __init__(
-        self, dsn: str, spec: QueueSpec, settings: LoadSettings, *, rescue: AuditSink | None = None
+        self,
+        dsn: str,
+        spec: QueueSpec,
+        settings: LoadSettings,
+        *,
+        rescue: AuditSink | None = None,
+        notes: tuple[str, ...] = (),
     ):
         self.dsn, self.spec = dsn, spec
+        self._notes = notes  # said with every snapshot (e.g. the demo's leftover leases)
         self._settings = settings
         if rescue is not None:
             check_rescue(spec)
@@ -144,6 +152,10 @@ class LoadGenerator:
         self._settings = replace(self._settings, **knobs)  # validates
         self._commands.put(Broadcast(SetKnobs(dict(knobs))))
 
+    def set_random_crashes(self, on: bool) -> None:
+        """The demo's chaos knob: random crashes after claims (each a stale lease), or none."""
+        self.set_knobs(crash_rate=RANDOM_CRASH_RATE if on else 0.0)
+
     def crash_worker(self, k: int | None = None) -> None:
         """Worker k (default: the newest live one) exits hard after its next claim commits."""
         self._commands.put(SendOne(k, CrashAfterClaim()))
@@ -172,6 +184,7 @@ class LoadGenerator:
                 running=self.running and not self._stop.is_set(),
                 stopped_at=self._stopped_at,
                 rescue=self._rescue is not None,
+                notes=self._notes,
             )
 
     def __enter__(self) -> LoadGenerator:

@@ -20,6 +20,7 @@ def freeze(
     running: bool,
     stopped_at: float | None,
     rescue: bool,
+    notes: tuple[str, ...] = (),
 ) -> LoadSnapshot:
     """Called under the generator's lock."""
     now = time.monotonic()
@@ -76,4 +77,5 @@ def freeze(
         crashes=tuple(keeper.crashes),
         lease_s=s.lease_s,
         crash_rate=s.crash_rate,
+        notes=notes,
     )

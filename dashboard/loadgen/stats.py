@@ -194,6 +194,7 @@ class LoadSnapshot:
     lock_waits_per_s: float = 0.0
     lock_errors_per_s: float = 0.0
     crash_rate: float = 0.0  # random crashes per claim (the demo's chaos knob; 0: off)
+    notes: tuple[str, ...] = ()  # said from the start (e.g. leases an earlier run left)
 
 
 @dataclass

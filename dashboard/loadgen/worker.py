@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import errors
 
+import queries
 from dashboard.loadgen import faults
 from dashboard.loadgen.events import (
     Batch,
@@ -43,6 +44,19 @@ POLL_EVERY_S = 0.01  # between busy jobs; idle and working waits poll anyway
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.2  # backoff when the queue is empty
 NOWAIT_BACKOFF_S = 0.002
 LOCK_ERRORS = (errors.LockNotAvailable, errors.DeadlockDetected, errors.QueryCanceled)
+
+
+def lock_error_counter(exc: BaseException, strategy: str) -> str | None:
+    """The per-kind counter of a lock error. NOWAIT and lock_timeout share one SQLSTATE
+    (55P03): a NOWAIT claim never waits, so under nowait it is NOWAIT's, else the timeout's.
+    A statement timeout (57014) counts in lock_errors only."""
+    if isinstance(exc, errors.DeadlockDetected):
+        return "deadlocks"
+    if isinstance(exc, errors.LockNotAvailable):
+        return "nowait_errors" if strategy == "nowait" else "lock_timeouts"
+    return None
+
+
 RECONNECT_MIN_S, RECONNECT_MAX_S = 0.1, 3.0  # backoff while the server is away
 
 
@@ -149,6 +163,11 @@ class Worker:
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
             self.conn.execute("SET client_connection_check_interval = 1000")
+        if self.settings.lock_timeout_ms:  # the lab's lock_timeout scenario
+            self.conn.execute(
+                queries.load("loadgen/set_lock_timeout"),
+                {"value": f"{self.settings.lock_timeout_ms:g}ms"},
+            )
         # the hot loop's statements: prepared once per session, one round trip per run
         self.fixed = {**self.sql.values, "worker": session, "lease_s": self.settings.lease_s}
 
@@ -180,8 +199,10 @@ class Worker:
         started = time.perf_counter()
         try:
             rows = self.claim_statement(s.strategy, s.batch).run()
-        except LOCK_ERRORS:
+        except LOCK_ERRORS as exc:
             self.counts["lock_errors"] += 1
+            if kind := lock_error_counter(exc, s.strategy):
+                self.counts[kind] += 1
             if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 raise
             return []
