@@ -13,7 +13,7 @@ workers' own counters.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,9 +55,9 @@ class Cell:
     @property
     def label(self) -> str:
         if self.scenario == "deadlock":
-            return "deadlock (2 workers, opposite order)"
+            return "deadlock, opposite order"
         if self.scenario == "lock_timeout":
-            return f"lock_timeout {LOCK_TIMEOUT_MS:g}ms ({self.strategy}, held)"
+            return f"lock_timeout {LOCK_TIMEOUT_MS:g}ms, held"
         return f"{self.strategy}, {'held' if self.hold_tx else 'short'}"
 
 
@@ -196,12 +196,16 @@ def run_lab(
     seconds: float = 3.0,
     cells: tuple[Cell, ...] = CELLS,
     on_cell: Callable[[CellResult], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> list[CellResult]:
     """Every cell in turn (the scratch schema is dropped at the end); `on_cell` hears each
-    result as it comes."""
+    result as it comes; `should_stop` is asked before each cell."""
     results = []
     try:
-        for result in iter_lab(dsn, workers, seconds, cells):
+        for cell in cells:
+            if should_stop():
+                break
+            result = run_cell(dsn, cell, workers, seconds)
             results.append(result)
             if on_cell is not None:
                 on_cell(result)
@@ -209,13 +213,6 @@ def run_lab(
         with psycopg.connect(dsn, autocommit=True, application_name="queuetop-lab") as conn:
             conn.execute(queries.load("loadgen/lab/drop_schema"))
     return results
-
-
-def iter_lab(
-    dsn: str, workers: int, seconds: float, cells: tuple[Cell, ...] = CELLS
-) -> Iterator[CellResult]:
-    for cell in cells:
-        yield run_cell(dsn, cell, workers, seconds)
 
 
 # the lab's table, as `queuetop lab` prints it and the dashboard's lab screen fills it
