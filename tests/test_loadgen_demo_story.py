@@ -7,8 +7,14 @@ the audit log."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+
 import psycopg
 import pytest
+from rich.console import Console
+from textual.app import App
+from ui_snapshots import fixed_load_snapshot
 
 from dashboard import config, db
 from dashboard.cli.dispatch import build_parser
@@ -18,6 +24,7 @@ from dashboard.loadgen.demo import FIRST_RUN_HINT, RANDOM_CRASH_RATE, describe
 from dashboard.loadgen.stats import RATE_WINDOW_S
 from dashboard.loadgen.strategies import STRATEGIES
 from dashboard.setup import schema
+from dashboard.ui.widgets.loadgen_panel import LoadStory, LoadSummary
 from tests.helpers import wait_until
 
 # a worker sitting in its claim transaction while it works, holding its row
@@ -129,3 +136,40 @@ def test_leases_an_earlier_demo_run_left_are_requeued_and_audited_at_start(dsn, 
     assert audited == 3
     (note,) = gen.stats().notes
     assert "requeued 3 stale leases" in note and "1 running job" in note
+
+
+# --- what the widgets under the strip say (dashboard/ui/widgets/loadgen_panel.py) ----------
+
+
+def test_the_story_line_names_s_until_a_knob_changes_then_keeps_the_sentence():
+    def lines(widget) -> list[str]:
+        console = Console(width=widget.content_size.width, color_system=None)
+        rendered = console.render_lines(widget.content, console.options, pad=False)
+        return ["".join(seg.text for seg in line).rstrip() for line in rendered]
+
+    class StoryApp(App):
+        def compose(self):
+            yield LoadStory()
+            yield LoadSummary()
+
+    async def body():
+        app = StoryApp()
+        async with app.run_test(size=(120, 30)) as pilot:
+            story, summary = app.query_one(LoadStory), app.query_one(LoadSummary)
+            first = replace(fixed_load_snapshot(), strategy="skip-locked", hold_tx=False)
+            story.show(first)
+            summary.show(replace(first, notes=("requeued 2 stale leases an earlier run left",)))
+            await pilot.pause()
+            shown = lines(story)
+            assert "press s" in shown[0] and shown[1].startswith("skip-locked, claim committed")
+            assert any("requeued 2 stale leases" in line for line in lines(summary))
+            assert any("waits total" in line for line in lines(summary))  # totals say so
+            story.show(replace(first, strategy="for-update", hold_tx=True))
+            await pilot.pause()
+            text = " ".join(lines(story))
+            assert "press s" not in text and "tab 2" in text and "pile-up" in text
+            story.show(first)  # back where it started: the hint stays gone
+            await pilot.pause()
+            assert "press s" not in " ".join(lines(story))
+
+    asyncio.run(body())

@@ -9,6 +9,7 @@ import sys
 from dashboard import db
 from dashboard.cli.common import checked, connection_options, warn_password_in_dsn
 from dashboard.loadgen.settings import MAX_WORKERS
+from dashboard.loadgen.stats import LOCK_WAIT_MS
 
 WORKER_COUNT = checked(int, lambda n: 2 <= n <= MAX_WORKERS, f"a whole number, 2 to {MAX_WORKERS}")
 SECONDS = checked(float, lambda v: 0.5 <= v <= 600, "a number of seconds, 0.5 to 600")
@@ -71,5 +72,10 @@ def run_lab_command(args: argparse.Namespace) -> int:
     else:
         print()
         print(format_table([lab.row_of(r) for r in results], lab.COLUMNS))
+        print(
+            "claim p50/p95: a claim's round trip (with the claim transaction short it also "
+            "carries the previous job's completion); lock waits: claims slower than "
+            f"{LOCK_WAIT_MS:g} ms; lost and double: from the table and its trigger log"
+        )
     bad = [r for r in results if r.lost or r.double_claims]
     return 1 if bad else 0

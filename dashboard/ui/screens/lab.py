@@ -45,6 +45,11 @@ def default_runner(dsn: str, workers: int, seconds: float) -> Runner:
     return run
 
 
+def lab_screen(dsn: str, workers: int = 4, seconds: float = 3.0) -> LabScreen:
+    """The screen as the dashboard opens it: the whole lab on the dashboard's database."""
+    return LabScreen(default_runner(dsn, workers, seconds))
+
+
 class LabScreen(Screen):
     """One row per cell: pending (…), running (▶) or its figures."""
 
@@ -77,7 +82,8 @@ class LabScreen(Screen):
             Text(
                 f"Contention lab: each claim strategy with the claim transaction short and "
                 f"held, a deadlock and a lock_timeout scenario; {lab.WORK_MS:g} ms of work per "
-                "job, on a scratch queue. p50/p95: claim time; waits: claims that queued on a "
+                "job, on a scratch queue. p50/p95: a claim's round trip (short: with the previous "
+                "job's completion in it); waits: claims that queued on a "
                 "row lock; nowait/timeout/deadlock: lock errors by kind (server dl: the "
                 "server's own deadlock count); lost and double: from the table's own log."
             ),
