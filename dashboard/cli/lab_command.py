@@ -46,6 +46,8 @@ def run_lab_command(args: argparse.Namespace) -> int:
     from dashboard.loadgen import lab  # the load generator loads only for this command
 
     target = db.resolve_target(args.dsn)
+    with db.connect_monitor(target.dsn):  # a bad DSN fails here, in one line
+        pass
     warn_password_in_dsn(args)
     tty = sys.stderr.isatty()
 
