@@ -266,12 +266,17 @@ class LoadSummary(Static):
         lat = snap.recent_latency
         row("claim time", f"last {WINDOW}", "p50", _ms_unit(lat.p50))
         row("p95", _ms_unit(lat.p95), "p99", _ms_unit(lat.p99))
+        # what must stay visible first (a short pane cuts the last rows): rates, then the
+        # two numbers that mean trouble, then the run's totals
         row(
             f"waits ({RATE_WINDOW_S:g}s)",
             f"{_rate(snap.lock_waits_per_s)}/s",
             "lock err",
             f"{_rate(snap.lock_errors_per_s)}/s",
         )
+        row("double", _double(snap), "crashed", f"{snap.crashed:,}")
+        row("claimed", f"{t.get('claimed', 0):,}", "done", f"{t.get('completed', 0):,}")
+        row("failed", f"{t.get('failed', 0):,}", "dead", f"{t.get('dead', 0):,}")
         row(
             "waits total",
             f"{t.get('lock_waits', 0):,}",
@@ -290,10 +295,7 @@ class LoadSummary(Static):
             "crashes",
             "random" if snap.crash_rate else "! only",
         )
-        row("empty", f"{t.get('empty_claims', 0):,}", "crashed", f"{snap.crashed:,}")
-        row("claimed", f"{t.get('claimed', 0):,}", "done", f"{t.get('completed', 0):,}")
-        row("failed", f"{t.get('failed', 0):,}", "dead", f"{t.get('dead', 0):,}")
-        row("double", _double(snap), "enqueued", f"{snap.enqueued:,}")
+        row("empty", f"{t.get('empty_claims', 0):,}", "enqueued", f"{snap.enqueued:,}")
         # below the grid, not in it: a long line must not widen the grid's columns
         lines: list[Text] = []
         if snap.running and snap.reconnecting:
