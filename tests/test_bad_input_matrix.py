@@ -34,6 +34,7 @@ BAD: dict[str, list[str]] = {
     "--workers": ["-1", "x", "65"],
     "--strategy": ["bogus", ""],
     "--duration": ["0", "-1", "inf"],
+    "--seconds": ["0", "x", "nan", "601"],
     "--jobs": ["0", "x"],
     "--rate": ["-1", "nan"],
     "--work-ms": ["-1"],
