@@ -213,7 +213,7 @@ def test_an_error_sits_on_its_own_line_below_the_summary_grid():
         summary = app.query_one(LoadSummary)
         clean = rendered_lines(summary)
         gen.snap = replace(gen.snap, errors=(long_error,))
-        app.refresh_loadgen()
+        app.load.refresh()
         with_error = rendered_lines(summary)
         assert with_error[: len(clean)] == clean  # the grid's columns did not move
         assert with_error[len(clean)].startswith("! producer: terminating connection")
@@ -230,7 +230,7 @@ def test_a_lost_database_is_said_plainly_and_its_return_too():
         app = pilot.app
         await pilot.press("5")
         gen.snap = lost_database_load_snapshot()
-        app.refresh_loadgen()
+        app.load.refresh()
         await pilot.pause()
         strip = str(app.query_one(LoadStrip).render())
         assert "DATABASE UNREACHABLE: reconnecting" in strip
@@ -245,7 +245,7 @@ def test_a_lost_database_is_said_plainly_and_its_return_too():
         assert "lost the database: connection failed" in messages
 
         gen.snap = fixed_load_snapshot()
-        app.refresh_loadgen()
+        app.load.refresh()
         await pilot.pause()
         strip = str(app.query_one(LoadStrip).render())
         assert "UNREACHABLE" not in strip and "workers 3/4" in strip
@@ -259,7 +259,7 @@ def test_a_refresh_during_teardown_is_harmless():
     async def body(pilot):
         app = pilot.app
         await app.query_one("#tables").remove()  # as on exit: widgets go before the app
-        app.refresh_loadgen()  # the timer may still fire once
+        app.load.refresh()  # the timer may still fire once
 
     run(fixed_app(FixedLoadGen()), body)
 
@@ -289,7 +289,7 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
     pids: set[int] = set()
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.query_one(WorkersTable)
-        await until(pilot, lambda: app.load_stats and app.load_stats.live_workers == 3, 30)
+        await until(pilot, lambda: app.load.stats and app.load.stats.live_workers == 3, 30)
         await pilot.press("5")
         await until(pilot, lambda: len(table.items) == 3)
         # jobs flow: the database's done count rises, poll after poll
@@ -299,12 +299,12 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         assert "workers 3/3" in str(app.query_one(LoadStrip).render())
 
         await pilot.press("w")
-        await until(pilot, lambda: app.load_stats.live_workers == 4, 30)
+        await until(pilot, lambda: app.load.stats.live_workers == 4, 30)
         await until(pilot, lambda: len(table.items) == 4)
-        pids |= {w.pid for w in app.load_stats.workers}
+        pids |= {w.pid for w in app.load.stats.workers}
         await pilot.press("W")
         await until(
-            pilot, lambda: app.load_stats.live_workers == 3 and len(app.load_stats.workers) == 3, 30
+            pilot, lambda: app.load.stats.live_workers == 3 and len(app.load.stats.workers) == 3, 30
         )
 
         # one key: for-update, with the claim transaction held so everyone queues on one row
@@ -327,8 +327,8 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
             pilot,
             lambda: any(" blocks " in waiting.row_texts(i)[0] for i in range(waiting.row_count)),
         )
-        pids |= {w.pid for w in app.load_stats.workers}
-        assert app.load_stats.double_claims == 0
+        pids |= {w.pid for w in app.load.stats.workers}
+        assert app.load.stats.double_claims == 0
     assert await asyncio.to_thread(gen.wait, 30)
     assert worker_sessions(dsn) == 0
     assert not [pid for pid in pids if running(pid)]
@@ -422,7 +422,7 @@ def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
         assert any(
             "queuetop-worker-2: its claim of job 1999 had not committed" in m for m in messages
         ), messages
-        app.refresh_loadgen()  # the same reports again: said once
+        app.load.refresh()  # the same reports again: said once
         assert len(app._notifications) == len(messages)
 
     run(fixed_app(gen), body)
