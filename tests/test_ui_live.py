@@ -141,11 +141,11 @@ async def _pause_stops_polling(dsn):
         assert app.link.kind in ("live", "slow")
 
 
-def test_locked_queue_table_degrades_only_its_sections(dsn, connect):
-    asyncio.run(_locked_queue_table_degrades_only_its_sections(dsn, connect))
+def test_locked_queue_table_degrades_only_its_sections(dsn, connect, background):
+    asyncio.run(_locked_queue_table_degrades_only_its_sections(dsn, connect, background))
 
 
-async def _locked_queue_table_degrades_only_its_sections(dsn, connect):
+async def _locked_queue_table_degrades_only_its_sections(dsn, connect, background):
     spec = demo_spec(dsn)
     app = QueuetopApp(spec, dsn, interval=INTERVAL)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -162,7 +162,18 @@ async def _locked_queue_table_degrades_only_its_sections(dsn, connect):
         assert app.polls_started <= app.snapshots_applied + app.failures + 1
         sections = {s.name: s for s in app.snapshot.sections}
         assert sections["counts"].error and sections["locks"].error is None
-        assert sections["locks"].age_s < 1.0  # read on this very poll
+        # the locks are read on every poll meanwhile: a session that starts waiting for the
+        # table now (as pg_stat_activity says) is on screen while the counts still wait
+        late = connect(application_name="late-reader")
+        late_pid, watcher = late.info.backend_pid, connect(autocommit=True)
+        waits = background(
+            lambda: late.execute("LOCK TABLE queuetop_demo.jobs IN ACCESS SHARE MODE")
+        )
+        await asyncio.to_thread(wait_until, lambda: is_waiting_on_lock(watcher, late_pid))
+        await until(
+            pilot, lambda: any(lk.pid == late_pid and not lk.granted for lk in app.snapshot.locks)
+        )
+        assert {s.name: s for s in app.snapshot.sections}["counts"].error
         # the locker's own lock is in the (fresh) locks table
         assert any(
             lk.pid == locker_pid and lk.mode == "AccessExclusiveLock" for lk in app.snapshot.locks
@@ -170,6 +181,8 @@ async def _locked_queue_table_degrades_only_its_sections(dsn, connect):
         await pilot.press("4")  # the UI answers while the table does not
         assert app.focused is app.stale_table
         locker.rollback()
+        waits.join()
+        late.rollback()
         await until(pilot, lambda: app.link.kind in ("live", "slow"), timeout=30)
         assert {s.name: s for s in app.snapshot.sections}["counts"].error is None
 
