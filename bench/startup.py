@@ -35,7 +35,7 @@ def commands(dsn: str) -> dict[str, list[str]]:
         "python -c 'import psycopg'": [sys.executable, "-c", "import psycopg"],
         "queuetop --version": [queuetop, "--version"],
         "queuetop snapshot --json": [queuetop, "snapshot", "--json", "--dsn", dsn],
-        "queuetop check": [queuetop, "check", "--dsn", dsn],
+        "queuetop check": [queuetop, "check", "--max-stale", "100", "--dsn", dsn],
     }
 
 

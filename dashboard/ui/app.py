@@ -41,7 +41,7 @@ from dashboard.ui.messages import (
     RecoveryFailed,
     SnapshotReady,
 )
-from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, StaticSource
+from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, SourceFactory, StaticSource
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
@@ -62,7 +62,8 @@ class QueuetopApp(App):
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a
-    database; `source` replaces the poller (a replay). `read_only` and `loadgen` are for
+    database; `source(app, on_link=…)` makes another snapshot source than the poller (a
+    replay: see poller.py). `read_only` and `loadgen` are for
     the recovery actions and the load generator.
     """
 
@@ -91,7 +92,7 @@ class QueuetopApp(App):
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
         browser_source: Any = None,
-        source: SnapshotSource | None = None,
+        source: SourceFactory | None = None,
     ) -> None:
         super().__init__()
         self.set_reactive(QueuetopApp.interval, interval)
@@ -107,10 +108,9 @@ class QueuetopApp(App):
         self._restore_signals: Callable[[], None] = lambda: None
         self._gc_threshold: tuple[int, int, int] | None = None
         # --- the objects it owns --------------------------------------------------------
-        polling = poll and spec is not None and dsn is not None
-        if source is None and polling:
-            source = Poller(self, Monitor(spec, interval), dsn, interval, self._show_link)
-        self.source: SnapshotSource = source or StaticSource(self._show_link)
+        if source is None and poll and spec is not None and dsn is not None:
+            source = partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
+        self.source: SnapshotSource = (source or StaticSource)(self, on_link=self._show_link)
         self.recovery = RecoveryController(
             self,
             spec,

@@ -8,10 +8,14 @@ database: one thread worker per poll on its own monitor connection, the next
 poll armed when the last one ends (polls never pile up behind a slow database),
 a backoff after failures with a countdown in the header.
 
-A recording's replay is another source: it posts the same SnapshotReady
-messages from its frames on a timer of its own, says `live = False` (so the app
-turns the actions off), and reports a link such as LinkState("replay", "12:03:04").
-`StaticSource` is the smallest one: fixed snapshots, nothing polled.
+A recording's replay is another source: `QueuetopApp(spec, source=factory)` makes
+it with `factory(app, on_link=…)`; it posts the same SnapshotReady messages from
+its frames on a timer of its own (app.set_interval), says `live = False` (so the
+app turns the actions off and shows no job browser on a database), reports a link
+such as LinkState("replay", "12:03:04") through on_link, and takes pause and
+interval (the replay speed) as the poller does. `StaticSource` is the smallest
+source: fixed snapshots, nothing polled. tests/test_ui_source.py drives the app
+with one that replays frames.
 """
 
 from __future__ import annotations
@@ -83,6 +87,11 @@ class SnapshotSource(Protocol):
     def crashed(self, error: BaseException | None) -> None: ...  # its worker raised
 
 
+# How the app makes its source: factory(app, on_link=…), `app` for posting messages and
+# timers, `on_link` for what the header says about the link.
+SourceFactory = Callable[..., SnapshotSource]
+
+
 class StaticSource:
     """Fixed snapshots (tests, screenshots): nothing is polled, the header says static."""
 
@@ -90,7 +99,7 @@ class StaticSource:
     polls_started = 0
     failures = 0
 
-    def __init__(self, on_link: Callable[[LinkState], None]) -> None:
+    def __init__(self, app: Any, on_link: Callable[[LinkState], None]) -> None:
         on_link(LinkState("static"))
 
     def start(self) -> None:
