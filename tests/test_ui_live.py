@@ -129,13 +129,13 @@ async def _pause_stops_polling(dsn):
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.snapshots_applied >= 3)
         # one poll at a time: each starts after the last one ended
-        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        assert app.source.polls_started <= app.snapshots_applied + app.source.failures + 1
         await pilot.press("p")
         assert app.paused and app.link.kind == "paused"
         await until(pilot, lambda: not app.source.in_flight)  # a poll already running may land
-        started, applied = app.polls_started, app.snapshots_applied
+        started, applied = app.source.polls_started, app.snapshots_applied
         await pilot.pause(6 * INTERVAL)
-        assert (app.polls_started, app.snapshots_applied) == (started, applied)
+        assert (app.source.polls_started, app.snapshots_applied) == (started, applied)
         await pilot.press("p")
         await until(pilot, lambda: app.snapshots_applied > applied)
         assert app.link.kind in ("live", "slow")
@@ -158,8 +158,8 @@ async def _locked_queue_table_degrades_only_its_sections(dsn, connect, backgroun
         assert f"pid {locker_pid} (migration, holds AccessExclusiveLock)" in app.link.reason
         applied = app.snapshots_applied
         await until(pilot, lambda: app.snapshots_applied >= applied + 3)
-        assert app.failures == 0
-        assert app.polls_started <= app.snapshots_applied + app.failures + 1
+        assert app.source.failures == 0
+        assert app.source.polls_started <= app.snapshots_applied + app.source.failures + 1
         sections = {s.name: s for s in app.snapshot.sections}
         assert sections["counts"].error and sections["locks"].error is None
         # the locks are read on every poll meanwhile: a session that starts waiting for the
@@ -209,7 +209,7 @@ async def _disconnected_then_back_without_restart(tmp_path):
             await asyncio.to_thread(restart_elsewhere, pgdata)
             await until(pilot, lambda: app.snapshots_applied > applied, timeout=40)
             assert app.link.kind in ("live", "slow")
-            assert app.failures == 0
+            assert app.source.failures == 0
     finally:
         await asyncio.to_thread(db.stop_embedded, pgdata)
 

@@ -339,7 +339,7 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     seen = {}
 
     def fake_run(app):  # the real app's lifecycle is tested above; here: the CLI's wiring
-        gen = app.loadgen
+        gen = app.load.loadgen
         gen.start()  # what the mounted app does
         wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
         wait_until(lambda: gen.stats().totals["completed"] > 0, timeout=10)
@@ -353,9 +353,9 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     assert not [pid for pid in seen["pids"] if running(pid)]
 
     started = []
-    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.loadgen))
+    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.load))
     assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
-    assert started == [None]
+    assert started == [None]  # no load generator: no controls for one
 
 
 def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():

@@ -130,18 +130,6 @@ class QueuetopApp(App):
             else (DatabaseSource(dsn, spec) if self.source.live else None)
         )
 
-    @property
-    def loadgen(self) -> Any:
-        return self.load.loadgen if self.load is not None else None
-
-    @property
-    def polls_started(self) -> int:
-        return self.source.polls_started
-
-    @property
-    def failures(self) -> int:
-        return self.source.failures
-
     # --- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -151,6 +139,8 @@ class QueuetopApp(App):
 
     def on_mount(self) -> None:
         self._restore_signals = exit_on_signals(self)  # SIGTERM, SIGHUP: as `q`
+        for shown in ("link", "read_only", "actions_note", "snapshot"):  # see watch_interval
+            self.watch(self, shown, self._draw_header, init=False)
         self._fit_layout(self.size.width, self.size.height)
         self.query_one(StatePanel).show(None, self.spec)
         self._draw_header()
@@ -218,7 +208,7 @@ class QueuetopApp(App):
         self.snapshots_applied += 1
         self.snapshot = snap  # the header, through watch_snapshot
         self.query_one(StatePanel).show(snap, self.spec)
-        for plot in self.query(HistoryPlot):  # hidden ones too: a resize may show them
+        for plot in self.query(HistoryPlot):  # a hidden one waits until it is shown
             plot.replot()
         for _, table_id, _ in PANELS:
             self.table(table_id).update_from(snap)
@@ -242,18 +232,6 @@ class QueuetopApp(App):
 
     def watch_paused(self, paused: bool) -> None:
         self.source.pause(paused)
-        self._draw_header()
-
-    def watch_link(self) -> None:
-        self._draw_header()
-
-    def watch_read_only(self) -> None:
-        self._draw_header()
-
-    def watch_actions_note(self) -> None:
-        self._draw_header()
-
-    def watch_snapshot(self) -> None:
         self._draw_header()
 
     def _draw_header(self) -> None:

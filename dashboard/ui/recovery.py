@@ -245,7 +245,7 @@ class RecoveryController:
 
     def chosen_from_list(self, message: JobListScreen.Chosen) -> None:
         """Confirm on top of the list: a no (Escape) returns to it, a yes closes it."""
-        listing, kind = message.listing, ActionKind(message.action)
+        listing, kind = message.listing, message.action
         if kind is ActionKind.RETRY_DEAD:
             change, left_out = listing.dead, []
         else:  # the list refused if nothing would change; ask only about what would

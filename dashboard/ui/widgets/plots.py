@@ -107,7 +107,12 @@ class HistoryPlot(PlotextPlot):
     def on_resize(self) -> None:
         self.replot()  # the points kept depend on the width
 
+    def on_show(self) -> None:
+        self.replot()  # shown again (a larger terminal): what it skipped while hidden
+
     def replot(self) -> None:
+        if not self.display:  # hidden on a small terminal: drawn when it is shown again
+            return
         times = self.history.times
         if not times:
             drawing: tuple = ("no data yet", self.size)
