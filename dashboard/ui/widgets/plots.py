@@ -12,8 +12,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 from textual_plotext import PlotextPlot
+from textual_plotext.plot import Plot
 
 from dashboard.ui.history import History
+from dashboard.ui.widgets import plot_lines
 
 _CONSOLE = Console()
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
@@ -94,6 +96,9 @@ class HistoryPlot(PlotextPlot):
         self.border_title = self.TITLE
         self._drawn: tuple | None = None
         self._strips: list[Strip] | None = None
+        self._frame = Plot()  # axes and labels only: see _matrix_strips
+        self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
+        self._lims: tuple | None = None  # (xlim, ylim) of those lines
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -135,23 +140,36 @@ class HistoryPlot(PlotextPlot):
         if drawing == self._drawn:
             return
         self._drawn = drawing
-        plt = self.plt
-        plt.clear_data()
-        plt.xlabel("")
         if not times:
-            plt.title("no data yet")
+            self._lines, self._lims = [], None
+            for plt in (self.plt, self._frame):
+                plt.clear_data()
+                plt.xlabel("")
+                plt.title("no data yet")
         else:
-            plt.title("")
-            for (xs, ys), color in lines:
-                plt.plot(xs, ys, color=color, marker="braille")
             ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
-            plt.ylim(0, max(top, ticks[-1], 1) * 1.1)  # counts and ages are never negative
-            plt.yticks(ticks, [tick_label(t) for t in ticks])
-            plt.xlim(-span, 0)
-            xticks = [-span, -span // 2, 0]
-            plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
+            # counts and ages are never negative
+            self._lims = ((-span, 0), (0, max(top, ticks[-1], 1) * 1.1))
+            self._lines = [(xs, ys, color) for (xs, ys), color in lines]
+            self._configure(self.plt, self._lines, ticks)  # for the ANSI path, if need be
+            # the frame alone: the lines are drawn by plot_lines. One point far off the
+            # canvas stands for them, so that plotext draws the axes as it does for data.
+            self._configure(self._frame, [([span + 1e9], [0], None)] if lines else [], ticks)
         self._strips = None
         self.refresh()
+
+    def _configure(self, plt, lines: list, ticks: list[float]) -> None:
+        (xlo, xhi), (ylo, yhi) = self._lims
+        plt.clear_data()
+        plt.xlabel("")
+        plt.title("")
+        for xs, ys, color in lines:
+            plt.plot(xs, ys, color=color, marker="braille")
+        plt.ylim(ylo, yhi)
+        plt.yticks(ticks, [tick_label(t) for t in ticks])
+        plt.xlim(xlo, xhi)
+        xticks = [xlo, xlo // 2, 0]
+        plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
 
     # --- drawing: plotext's cell matrix straight into strips ---------------------------------
 
@@ -178,7 +196,11 @@ class HistoryPlot(PlotextPlot):
         return Strip.blank(self.size.width, self.rich_style)
 
     def _matrix_strips(self) -> list[Strip]:
-        plot = self._plot
+        """The frame from plotext, the lines drawn into it here (plot_lines), as strips."""
+        return self._strips_of(self._frame, self._lines)
+
+    def _strips_of(self, plot, lines: list) -> list[Strip]:
+        """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
         width, height = self.size
         plot.plotsize(width, height)
         plot._set_size(width, height)
@@ -186,6 +208,8 @@ class HistoryPlot(PlotextPlot):
         plot._set_sizes()
         plot._build_matrix()
         matrix = plot.monitor.matrix
+        if lines:
+            plot_lines.draw(matrix, lines, *self._lims)
         strips = []
         for row in reversed(matrix.Rows):  # plotext counts rows from the bottom
             cells = zip(
