@@ -37,6 +37,7 @@ def test_plots_draw_the_cells_plotext_would_print():
             ours = [cells(plot.render_line(y)) for y in range(plot.size.height)]
             # what textual-plotext's own render() prints: plotext's ANSI string, every
             # series drawn by plotext itself, at this size and in this theme
+            plot.plotext_figure()
             ansi = PlotextPlot.render(plot).split("\n", allow_blank=True)
             theirs = [
                 cells(Segment.adjust_line_length(list(line.render(pilot.app.console)), width))
@@ -155,3 +156,34 @@ def test_the_lines_are_the_cells_plotext_itself_draws():
         assert _matrix(series, xlim, ylim, size, True) == _matrix(
             series, xlim, ylim, size, False
         ), (trial, size, span, top)
+
+
+def test_a_new_point_repaints_only_the_lines_it_changed():
+    async def body(pilot):
+        app = pilot.app
+        plot = app.query_one("#plot-depth", HistoryPlot)
+        before = [list(plot.render_line(y)) for y in range(plot.size.height)]
+        painted: list = []
+        repaint = plot.refresh
+
+        def counted(*regions, **kwargs):
+            painted.extend(regions or [None])
+            return repaint(*regions, **kwargs)
+
+        plot.refresh = counted
+        app.apply_snapshot(fixed_snapshot(app.history.maxlen))
+        after = [list(plot.render_line(y)) for y in range(plot.size.height)]
+        changed = [y for y, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
+        assert changed and len(changed) < plot.size.height  # a line or two, not the plot
+        assert None not in painted  # no whole repaint
+        assert sorted(r.y for r in painted) == changed  # content lines
+        await pilot.pause()
+        # what the screen shows equals a repaint of every plot from scratch
+        partly = app.export_screenshot()
+        for each in app.query(HistoryPlot):
+            each._strips = None
+            repaint() if each is plot else each.refresh()
+        await pilot.pause()
+        assert app.export_screenshot() == partly
+
+    run(body, points=300)

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
@@ -96,9 +97,13 @@ class HistoryPlot(PlotextPlot):
         self.border_title = self.TITLE
         self._drawn: tuple | None = None
         self._strips: list[Strip] | None = None
+        self._strips_size = Size(0, 0)  # the size they were drawn for
+        self._on_screen: list[Strip] | None = None  # the strips last painted
         self._frame = Plot()  # axes and labels only: see _matrix_strips
         self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
         self._lims: tuple | None = None  # (xlim, ylim) of those lines
+        self._ticks: list[float] = []  # the y ticks
+        self._plotted = False  # self.plt holds this picture
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -140,28 +145,57 @@ class HistoryPlot(PlotextPlot):
         if drawing == self._drawn:
             return
         self._drawn = drawing
+        self._plotted = False  # self.plt holds an older picture (see plotext_figure)
         if not times:
-            self._lines, self._lims = [], None
-            for plt in (self.plt, self._frame):
-                plt.clear_data()
-                plt.xlabel("")
-                plt.title("no data yet")
+            self._lines, self._lims, self._ticks = [], None, []
         else:
-            ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
+            self._ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
             # counts and ages are never negative
-            self._lims = ((-span, 0), (0, max(top, ticks[-1], 1) * 1.1))
+            self._lims = ((-span, 0), (0, max(top, self._ticks[-1], 1) * 1.1))
             self._lines = [(xs, ys, color) for (xs, ys), color in lines]
-            self._configure(self.plt, self._lines, ticks)  # for the ANSI path, if need be
-            # the frame alone: the lines are drawn by plot_lines. One point far off the
-            # canvas stands for them, so that plotext draws the axes as it does for data.
-            self._configure(self._frame, [([span + 1e9], [0], None)] if lines else [], ticks)
-        self._strips = None
-        self.refresh()
+        # the frame alone: the lines are drawn by plot_lines. One point far off the canvas
+        # stands for them, so that plotext draws the axes as it does for data.
+        stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
+        self._configure(self._frame, stand_in)
+        self._repaint()
 
-    def _configure(self, plt, lines: list, ticks: list[float]) -> None:
-        (xlo, xhi), (ylo, yhi) = self._lims
+    def plotext_figure(self):  # -> the Plot (self.plt), holding the whole picture
+        """This picture drawn by plotext alone (the lines too): for the ANSI path."""
+        if not self._plotted:
+            self._configure(self.plt, self._lines)
+            self._plotted = True
+        return self.plt
+
+    def _repaint(self) -> None:
+        """Paint the lines whose cells changed: a new point or label moves one or two lines
+        of a plot, and the rest of it is not sent to the terminal again."""
+        old, self._strips = self._strips, None
+        # only lines known to be on screen, at this size, are compared: anything else (the
+        # first layout, a resize, strips never painted) is repainted whole
+        if not old or old is not self._on_screen or self._strips_size != self.size:
+            self.refresh()
+            return
+        try:
+            new = self._matrix_strips()
+        except (AttributeError, IndexError, TypeError):  # the ANSI path: see render_line
+            self.refresh()
+            return
+        self._strips = new
+        if len(new) != len(old):
+            self.refresh()
+            return
+        for y, (was, now) in enumerate(zip(old, new, strict=True)):
+            if list(was) != list(now):
+                self.refresh(Region(0, y, self.size.width, 1))  # content coordinates
+
+    def _configure(self, plt, lines: list) -> None:
         plt.clear_data()
         plt.xlabel("")
+        if self._lims is None:
+            plt.title("no data yet")
+            return
+        (xlo, xhi), (ylo, yhi) = self._lims
+        ticks = self._ticks
         plt.title("")
         for xs, ys, color in lines:
             plt.plot(xs, ys, color=color, marker="braille")
@@ -190,7 +224,9 @@ class HistoryPlot(PlotextPlot):
             except (AttributeError, IndexError, TypeError):
                 self._strips = []
         if not self._strips:
+            self.plotext_figure()
             return super().render_line(y)
+        self._on_screen = self._strips
         if y < len(self._strips):
             return self._strips[y]
         return Strip.blank(self.size.width, self.rich_style)
@@ -201,7 +237,7 @@ class HistoryPlot(PlotextPlot):
 
     def _strips_of(self, plot, lines: list) -> list[Strip]:
         """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
-        width, height = self.size
+        width, height = self._strips_size = self.size
         plot.plotsize(width, height)
         plot._set_size(width, height)
         plot.theme(self._get_plotext_theme_name(self.app.theme))
