@@ -133,10 +133,10 @@ def _matrix(series, xlim, ylim, size, ours: bool):
     fig.xticks([xlim[0], 0], ["then", "now"])
     fig._set_sizes()
     fig._build_matrix()
-    matrix = fig.monitor.matrix
+    cells = plot_lines.Cells.of(fig.monitor.matrix)
     if ours:
-        plot_lines.draw(matrix, series, xlim, ylim)
-    return [matrix.marker, matrix.fullground, matrix.style, matrix.background]
+        plot_lines.draw(cells, series, xlim, ylim)
+    return [cells.marker, cells.fullground, cells.style, cells.background]
 
 
 def test_the_lines_are_the_cells_plotext_itself_draws():

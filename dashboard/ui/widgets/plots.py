@@ -99,6 +99,9 @@ class HistoryPlot(PlotextPlot):
         self._strips: list[Strip] | None = None
         self._strips_size = Size(0, 0)  # the size they were drawn for
         self._on_screen: list[Strip] | None = None  # the strips last painted
+        self._frame_key: tuple | None = None  # what _frame_cells were built for
+        self._frame_cells: plot_lines.Cells | None = None
+        self._rows: dict[tuple, Strip] = {}  # the last picture's rows, by their cells
         self._frame = Plot()  # axes and labels only: see _matrix_strips
         self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
         self._lims: tuple | None = None  # (xlim, ylim) of those lines
@@ -112,6 +115,7 @@ class HistoryPlot(PlotextPlot):
 
     def _redraw(self) -> None:
         self._strips = None  # the same data in the new theme's colours
+        self._rows = {}
         self.refresh()
 
     def on_resize(self) -> None:
@@ -185,7 +189,7 @@ class HistoryPlot(PlotextPlot):
             self.refresh()
             return
         for y, (was, now) in enumerate(zip(old, new, strict=True)):
-            if list(was) != list(now):
+            if was is not now and list(was) != list(now):
                 self.refresh(Region(0, y, self.size.width, 1))  # content coordinates
 
     def _configure(self, plt, lines: list) -> None:
@@ -235,26 +239,44 @@ class HistoryPlot(PlotextPlot):
         """The frame from plotext, the lines drawn into it here (plot_lines), as strips."""
         return self._strips_of(self._frame, self._lines)
 
-    def _strips_of(self, plot, lines: list) -> list[Strip]:
-        """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
-        width, height = self._strips_size = self.size
+    def _cells_of(self, plot) -> plot_lines.Cells:
+        """`plot` built by plotext at this size and theme. The frame's cells are kept: until
+        its limits, ticks, size or theme change, the next lines are drawn on a copy."""
+        width, height = self.size
+        theme = self._get_plotext_theme_name(self.app.theme)
+        key = (self.size, theme, self._lims, tuple(self._ticks), bool(self._lines))
+        if plot is self._frame and self._frame_cells is not None and self._frame_key == key:
+            return self._frame_cells.copy()
         plot.plotsize(width, height)
         plot._set_size(width, height)
-        plot.theme(self._get_plotext_theme_name(self.app.theme))
+        plot.theme(theme)
         plot._set_sizes()
         plot._build_matrix()
-        matrix = plot.monitor.matrix
+        cells = plot_lines.Cells.of(plot.monitor.matrix)
+        if plot is self._frame:
+            self._frame_key, self._frame_cells = key, cells.copy()
+        return cells
+
+    def _strips_of(self, plot, lines: list) -> list[Strip]:
+        """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
+        width, _ = self._strips_size = self.size
+        matrix = self._cells_of(plot)
         if lines:
             plot_lines.draw(matrix, lines, *self._lims)
         strips = []
-        for row in reversed(matrix.Rows):  # plotext counts rows from the bottom
-            cells = zip(
-                matrix.marker[row],
-                matrix.fullground[row],
-                matrix.style[row],
-                matrix.background[row],
-                strict=True,
+        made: dict[tuple, Strip] = {}  # this picture's rows, by their cells
+        for row in reversed(range(len(matrix.marker))):  # plotext counts rows from the bottom
+            key = (
+                width,
+                tuple(matrix.marker[row]),
+                tuple(matrix.fullground[row]),
+                tuple(matrix.style[row]),
+                tuple(matrix.background[row]),
             )
+            if (strip := self._rows.get(key)) is not None:  # the same row as last time
+                strips.append(made.setdefault(key, strip))
+                continue
+            cells = zip(*key[1:], strict=True)
             segments: list[Segment] = []
             run: list[str] = []
             look = None
@@ -266,7 +288,9 @@ class HistoryPlot(PlotextPlot):
                 run.append(char)
             if run:
                 segments.append(Segment("".join(run), _rich_style(*look)))
-            strips.append(Strip(segments).crop_extend(0, width, None))
+            strip = made[key] = Strip(segments).crop_extend(0, width, None)
+            strips.append(strip)
+        self._rows = made
         return strips
 
     def series(self) -> list[tuple[list[float], str | int]]:  # pragma: no cover - overridden
