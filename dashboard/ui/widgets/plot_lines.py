@@ -9,8 +9,9 @@ the same drawing directly: the same canvas coordinates (its get_matrix_data and 
 rounding, written out), the same points between two data points (its get_line,
 linspace and truncation), the same braille cells and dots (its hd_group), the same cut
 at the canvas edge and the same order (a later series overwrites an earlier one's
-cell). The frame still comes from plotext, and is kept while its axes do not change. tests/test_ui_plots.py compares the result with
-plotext's own drawing of the same series, cell by cell.
+cell). The frame still comes from plotext, and is kept while its axes do not change.
+tests/test_ui_plots.py compares the result with plotext's own drawing of the same
+series, cell by cell.
 """
 
 from __future__ import annotations
