@@ -113,13 +113,27 @@ class Page:
         raise AssertionError(f"devtools connection closed during {method}")
 
     async def evaluate(self, expression: str):
-        result = await self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        """The expression's value; a promise is awaited."""
+        result = await self.send(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         return result["result"].get("value")
 
     async def received_text(self) -> str:
         """What the page's websockets received, escape sequences removed."""
         raw = await self.evaluate("(window.__received || []).join('')") or ""
         return ANSI.sub("", raw)
+
+
+# resolves after the browser has rendered two frames: what arrived before is drawn
+DRAWN = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+STATE = (
+    "({title: document.title,"
+    " shown: document.body.classList.contains('-first-byte'),"
+    " closed: document.body.classList.contains('-closed'),"
+    " canvases: document.querySelectorAll('.xterm canvas').length,"
+    " rows: (document.querySelector('.xterm-rows') || {}).textContent || ''})"
+)
 
 
 async def load_and_read(
@@ -143,14 +157,15 @@ async def load_and_read(
                 if all(w in text for w in wanted):
                     break
                 await asyncio.sleep(0.5)
-            await asyncio.sleep(1.0)  # the terminal draws what it received
-            state = await page.evaluate(
-                "({title: document.title,"
-                " shown: document.body.classList.contains('-first-byte'),"
-                " closed: document.body.classList.contains('-closed'),"
-                " canvases: document.querySelectorAll('.xterm canvas').length,"
-                " rows: (document.querySelector('.xterm-rows') || {}).textContent || ''})"
-            )
+            # the terminal draws what it received on its next animation frames: wait for two
+            # of them, and for the page to show the terminal, instead of a fixed time
+            state: dict = {}
+            while time.monotonic() < deadline:
+                await page.evaluate(DRAWN)
+                state = await page.evaluate(STATE)
+                if state["shown"] and state["canvases"] >= 1:
+                    break
+                await asyncio.sleep(0.2)
             shot = await page.send("Page.captureScreenshot", format="png")
             screenshot.write_bytes(base64.b64decode(shot["data"]))
             return text, state

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 from demo_queue import audit_rows, claim, expire, finish, job
+from helpers import is_waiting_on_lock, wait_until
 
 from dashboard import db
 from dashboard.actions import ObservedJob, TableAudit, observe_jobs, requeue
@@ -103,18 +104,42 @@ def test_owner_changed_and_lease_renewed(demo, connect):
     assert job(worker, a)["worker"] == "worker-2" and job(worker, b)["status"] == "running"
 
 
-def test_row_locked_by_a_worker_is_skipped_without_waiting(demo, connect):
-    spec, worker, action = demo
+def test_row_locked_by_a_worker_is_skipped_without_waiting(demo, dsn, connect, background):
+    spec, worker, _ = demo
     job_id, _ = claim(worker, "worker-1")
     expire(worker, job_id)
+    # without a lock_timeout, an action that queued behind the worker's row lock would wait
+    # for as long as the worker holds the row (to the end of this test), and the server
+    # would say so in pg_stat_activity: that is the ground truth read here, not a clock
+    action = db.connect_action(dsn, lock_timeout_ms=0)
     seen = _look(action, spec, job_id)
+    pid = action.info.backend_pid
     busy = connect(application_name="worker-1")
     busy.execute("SELECT 1 FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job_id,))
-    started = time.monotonic()
-    result = requeue(action, spec, seen, audit=TableAudit())
-    assert time.monotonic() - started < 1.0  # skipped, not queued behind the worker
+    watcher = connect(autocommit=True)
+    finished = threading.Event()
+
+    def act():
+        try:
+            return requeue(action, spec, seen, audit=TableAudit())
+        finally:
+            finished.set()
+
+    run = background(act)
+    outcome = wait_until(
+        lambda: (
+            "finished"
+            if finished.is_set()
+            else "waited"
+            if is_waiting_on_lock(watcher, pid)
+            else None
+        )
+    )
+    busy.rollback()  # a waiting action goes on now: the test ends either way
+    result = run.join()
+    action.close()
+    assert outcome == "finished", "the requeue queued behind the worker's row lock"
     assert [(s.id, s.reason) for s in result.skipped] == [(str(job_id), "locked")]
-    busy.rollback()
 
 
 def test_not_found_bad_id_and_not_running(demo):

@@ -187,7 +187,7 @@ async def _dashboard_says_no_password(spec, given: str, unreachable: str) -> Non
 
     app = QueuetopApp(spec, unreachable, interval=0.5)
     async with app.run_test(size=(200, 40)) as pilot:
-        await until(pilot, lambda: app.failures >= 1)
+        await until(pilot, lambda: app.source.failures >= 1)
         header = str(app.query_one(StatusBar)._text)
     assert "disconnected" in header
     assert_no_password("disconnected header", header)

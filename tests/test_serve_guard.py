@@ -19,7 +19,7 @@ from system_tools import free_port
 from test_cli_errors import assert_one_line_error, run_cli
 from test_serve import ServeProcess, demo_db  # noqa: F401 - a fixture
 
-from dashboard.cli.watch_commands import DEMO_WORKERS
+from dashboard.loadgen.demo import DEMO_WORKERS
 from dashboard.ui.web.guarded import MAX_COLS, MAX_ROWS
 
 

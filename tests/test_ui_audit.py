@@ -14,6 +14,7 @@ from ui_snapshots import fixed_audit_page, fixed_history
 
 from dashboard import db
 from dashboard.actions import ObservedJob, TableAudit, observe_jobs, requeue
+from dashboard.actions.requests import ActionKind, job_request
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.screens.action_result import ActionResultScreen
 from dashboard.ui.screens.audit import AuditScreen, AuditTable
@@ -122,11 +123,8 @@ async def _reads_when_opened_and_after_each_action(dsn, connect):
         assert [(r.target, r.reason) for r in audit.page.records] == [(str(first), "before")]
         # an action the dashboard runs while the trail is open: it reads it again
         lease = next(s for s in app.snapshot.stale_leases if s.id == second)
-        app.run_recovery(
-            "requeue",
-            {"jobs": [ObservedJob.from_stale(lease)], "force": False},
-            "from the dashboard",
-        )
+        request = job_request(ActionKind.REQUEUE, spec, [ObservedJob.from_stale(lease)])
+        app.recovery.run(request, "from the dashboard")
         await until(pilot, lambda: audit.loads >= 2 and len(audit.page.records) == 2)
         assert isinstance(app.screen, ActionResultScreen)  # the result on top, as always
         assert audit.page.records[0].reason == "from the dashboard"

@@ -40,7 +40,7 @@ def screen_text(screen) -> str:
 
 async def ready(pilot, app) -> None:
     await until(
-        pilot, lambda: app.snapshots_applied and app.action_reasons.get("requeue", "?") is None
+        pilot, lambda: app.snapshots_applied and app.recovery.reasons.get("requeue", "?") is None
     )
 
 

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 
 from ui_snapshots import demo_spec, fixed_history
 
-from dashboard.actions import ObservedJob
+from dashboard.actions import ObservedJob, requests
 from dashboard.models import Columns, DeadLetter, Policy, QueueSpec, TableName
 from dashboard.ui.app import QueuetopApp
-from dashboard.ui.screens.confirm import ConfirmScreen, job_request
+from dashboard.ui.screens.confirm import ConfirmScreen, confirm_jobs
 
 LAPSED = datetime.now(timezone.utc) - timedelta(minutes=5)
 
@@ -43,6 +43,11 @@ def tokenless(**policy) -> QueueSpec:
             "attempts": "integer",
         },
     )
+
+
+def job_request(action: str, spec: QueueSpec, jobs: list, force: bool = False):
+    """What the confirmation shows of the request `actions` builds."""
+    return confirm_jobs(requests.job_request(requests.ActionKind(action), spec, jobs, force=force))
 
 
 def job(status: str = "processing", token: str | None = None) -> ObservedJob:

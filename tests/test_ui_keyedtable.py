@@ -144,3 +144,34 @@ def test_at_80_columns_every_table_fits_without_scrolling_sideways():
         assert {"pid", "granted", "mode", "relation", "wait"} <= set(locks)
 
     run([fixed_snapshot(0, rows=40)], body, size=(80, 24))
+
+
+def test_a_refresh_repaints_only_the_rows_in_view_that_changed():
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("3")
+        idle = app.table("idle")
+        await pilot.pause()
+        painted: list = []
+        repaint = idle.refresh
+
+        def counted(*regions, **kwargs):
+            painted.append(regions)
+            return repaint(*regions, **kwargs)
+
+        idle.refresh = counted
+        snap = app.snapshot
+        idle.update_from(snap)  # the same rows: nothing to paint
+        assert painted == []
+        order = list(idle.items)
+        second = idle.items[order[1]]
+        others = [i for i in snap.idle_in_transaction if i is not second]
+        changed = replace(second, query="SELECT 'changed'")  # not a sort key: rows stay put
+        idle.update_from(replace(snap, idle_in_transaction=(*others, changed)))
+        assert list(idle.items) == order
+        [(region,)] = painted  # one line: the second row's (the header is line 0)
+        assert (region.y, region.height) == (2, 1)
+        await pilot.pause()
+        assert "SELECT 'changed'" in idle.render_line(2).text
+
+    run([fixed_snapshot(0, rows=40)], body)

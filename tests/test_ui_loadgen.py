@@ -21,6 +21,7 @@ from ui_snapshots import demo_spec as fixed_spec
 
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
+from dashboard.loadgen.demo import describe
 from dashboard.loadgen.stats import COUNTERS, CrashReport
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_BINDINGS, LOADGEN_TAB
@@ -33,8 +34,15 @@ WORKERS_SQL = (
 )
 
 
-def fixed_app(loadgen=None) -> QueuetopApp:
-    return QueuetopApp(fixed_spec(), None, poll=False, snapshots=fixed_history(), loadgen=loadgen)
+def fixed_app(loadgen=None, read_only: bool = False) -> QueuetopApp:
+    return QueuetopApp(
+        fixed_spec(),
+        None,
+        poll=False,
+        snapshots=fixed_history(),
+        loadgen=loadgen,
+        read_only=read_only,
+    )
 
 
 def run(app: QueuetopApp, body, size=(120, 40)):
@@ -80,6 +88,7 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         assert ("load generator", "!", LOADGEN_BINDINGS[5].tooltip) in binding_rows(
             app.binding_sections()
         )
+        held = gen.settings.hold_tx
         await pilot.press("w", "W", "s", "t", "exclamation_mark", "z", "P")
         await pilot.pause()
         called = [c for c in gen.calls if c[0] != "start"]
@@ -87,7 +96,7 @@ def test_keys_drive_the_generator_and_say_what_they_did():
             ("add_worker",),
             ("remove_worker",),
             ("set_strategy", "nowait"),
-            ("set_hold_tx", False),
+            ("set_hold_tx", not held),
             ("crash_worker", 4),
             ("stall_worker", 15.0),
             ("pause_producer", True),
@@ -96,8 +105,8 @@ def test_keys_drive_the_generator_and_say_what_they_did():
         for text in (
             "5 wanted",
             "stopping queuetop-worker-4",
-            "strategy nowait",
-            "hold transaction off",
+            describe("nowait", held),  # what the strategy now does, hold-tx as it was
+            describe("nowait", not held),
             "queuetop-worker-4 (pid 4104) will exit hard",
             "idle in a transaction",
             "producer paused",
@@ -213,7 +222,7 @@ def test_an_error_sits_on_its_own_line_below_the_summary_grid():
         summary = app.query_one(LoadSummary)
         clean = rendered_lines(summary)
         gen.snap = replace(gen.snap, errors=(long_error,))
-        app.refresh_loadgen()
+        app.load.refresh()
         with_error = rendered_lines(summary)
         assert with_error[: len(clean)] == clean  # the grid's columns did not move
         assert with_error[len(clean)].startswith("! producer: terminating connection")
@@ -230,7 +239,7 @@ def test_a_lost_database_is_said_plainly_and_its_return_too():
         app = pilot.app
         await pilot.press("5")
         gen.snap = lost_database_load_snapshot()
-        app.refresh_loadgen()
+        app.load.refresh()
         await pilot.pause()
         strip = str(app.query_one(LoadStrip).render())
         assert "DATABASE UNREACHABLE: reconnecting" in strip
@@ -245,7 +254,7 @@ def test_a_lost_database_is_said_plainly_and_its_return_too():
         assert "lost the database: connection failed" in messages
 
         gen.snap = fixed_load_snapshot()
-        app.refresh_loadgen()
+        app.load.refresh()
         await pilot.pause()
         strip = str(app.query_one(LoadStrip).render())
         assert "UNREACHABLE" not in strip and "workers 3/4" in strip
@@ -259,7 +268,7 @@ def test_a_refresh_during_teardown_is_harmless():
     async def body(pilot):
         app = pilot.app
         await app.query_one("#tables").remove()  # as on exit: widgets go before the app
-        app.refresh_loadgen()  # the timer may still fire once
+        app.load.refresh()  # the timer may still fire once
 
     run(fixed_app(FixedLoadGen()), body)
 
@@ -289,7 +298,7 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
     pids: set[int] = set()
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.query_one(WorkersTable)
-        await until(pilot, lambda: app.load_stats and app.load_stats.live_workers == 3, 30)
+        await until(pilot, lambda: app.load.stats and app.load.stats.live_workers == 3, 30)
         await pilot.press("5")
         await until(pilot, lambda: len(table.items) == 3)
         # jobs flow: the database's done count rises, poll after poll
@@ -299,17 +308,20 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
         assert "workers 3/3" in str(app.query_one(LoadStrip).render())
 
         await pilot.press("w")
-        await until(pilot, lambda: app.load_stats.live_workers == 4, 30)
+        await until(pilot, lambda: app.load.stats.live_workers == 4, 30)
         await until(pilot, lambda: len(table.items) == 4)
-        pids |= {w.pid for w in app.load_stats.workers}
+        pids |= {w.pid for w in app.load.stats.workers}
         await pilot.press("W")
         await until(
-            pilot, lambda: app.load_stats.live_workers == 3 and len(app.load_stats.workers) == 3, 30
+            pilot, lambda: app.load.stats.live_workers == 3 and len(app.load.stats.workers) == 3, 30
         )
 
-        # one key: for-update, with the claim transaction held so everyone queues on one row
+        # s: for-update alone (claims commit at once: no lasting pile-up); t: the claim
+        # transaction held through the work, so everyone queues on one row
         await pilot.press("s")
-        assert gen.settings.strategy == "for-update" and gen.settings.hold_tx
+        assert gen.settings.strategy == "for-update" and not gen.settings.hold_tx
+        await pilot.press("t")
+        assert gen.settings.hold_tx
 
         def piled_up():
             snap = app.snapshot
@@ -327,8 +339,8 @@ async def _demo_flow_for_update_pile_up_and_no_orphans(dsn):
             pilot,
             lambda: any(" blocks " in waiting.row_texts(i)[0] for i in range(waiting.row_count)),
         )
-        pids |= {w.pid for w in app.load_stats.workers}
-        assert app.load_stats.double_claims == 0
+        pids |= {w.pid for w in app.load.stats.workers}
+        assert app.load.stats.double_claims == 0
     assert await asyncio.to_thread(gen.wait, 30)
     assert worker_sessions(dsn) == 0
     assert not [pid for pid in pids if running(pid)]
@@ -339,7 +351,7 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     seen = {}
 
     def fake_run(app):  # the real app's lifecycle is tested above; here: the CLI's wiring
-        gen = app.loadgen
+        gen = app.load.loadgen
         gen.start()  # what the mounted app does
         wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
         wait_until(lambda: gen.stats().totals["completed"] > 0, timeout=10)
@@ -353,28 +365,45 @@ def test_demo_command_starts_workers_and_stops_them_when_the_app_fails(dsn, monk
     assert not [pid for pid in seen["pids"] if running(pid)]
 
     started = []
-    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.loadgen))
+    monkeypatch.setattr(QueuetopApp, "run", lambda app: started.append(app.load))
     assert main(["demo", "--dsn", dsn, "--no-load"]) == 0
-    assert started == [None]
+    assert started == [None]  # no load generator: no controls for one
 
 
-def test_for_update_turns_hold_tx_on_for_the_pile_up_and_back_off_after():
+def test_s_changes_only_the_strategy_and_t_only_the_held_transaction():
+    """Issue 18 item 3: `s` once changed two things at once (for-update turned hold-tx on),
+    so the demo taught that FOR UPDATE is slow, where the slowdown is the held claim."""
     gen = FixedLoadGen()
     gen.settings = LoadSettings(strategy="skip-locked", hold_tx=False)
 
     async def body(pilot):
-        await pilot.press("s")  # skip-locked -> for-update: the claim transaction is held
-        assert (gen.settings.strategy, gen.settings.hold_tx) == ("for-update", True)
-        messages = " | ".join(n.message for n in pilot.app._notifications)
-        assert "hold transaction turned ON" in messages
-        await pilot.press("s")  # -> nowait: what `s` turned on, `s` turns off
-        assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", False)
-        await pilot.press("s", "t", "s")  # an explicit `t` is the operator's own choice
+        await pilot.press("s")
+        assert (gen.settings.strategy, gen.settings.hold_tx) == ("for-update", False)
+        await pilot.press("t")
         assert (gen.settings.strategy, gen.settings.hold_tx) == ("for-update", True)
         await pilot.press("s")
         assert (gen.settings.strategy, gen.settings.hold_tx) == ("nowait", True)
+        messages = [n.message for n in pilot.app._notifications]
+        assert messages[-1] == describe("nowait", True)
+        await pilot.press("c")
+        assert gen.calls[-1] == ("set_random_crashes", True)
 
     run(fixed_app(gen), body)
+
+
+def test_read_only_hides_the_knobs_that_change_the_load():
+    gen = FixedLoadGen()
+
+    async def body(pilot):
+        app = pilot.app
+        knobs = ("add_worker", "cycle_strategy", "crash_worker", "toggle_producer")
+        assert not any(app.check_action(k, ()) for k in knobs)
+        assert app.check_action("show_loadgen", ())
+        await pilot.press("w", "s", "t", "exclamation_mark", "z", "P", "c")
+        await pilot.pause()
+        assert [c for c in gen.calls if c[0] != "start"] == []
+
+    run(fixed_app(gen, read_only=True), body)
 
 
 def test_workers_show_their_backend_pid_and_their_os_pid_beside_it():
@@ -422,7 +451,7 @@ def test_a_crash_names_its_worker_and_marks_the_stale_lease_it_made():
         assert any(
             "queuetop-worker-2: its claim of job 1999 had not committed" in m for m in messages
         ), messages
-        app.refresh_loadgen()  # the same reports again: said once
+        app.load.refresh()  # the same reports again: said once
         assert len(app._notifications) == len(messages)
 
     run(fixed_app(gen), body)

@@ -30,13 +30,13 @@ def add_job(conn, status: str) -> int:
 def spy_lookups(app) -> list:
     """The ids of every look-up the app starts (it still runs, against the server)."""
     calls: list = []
-    observe = app.observe
+    observe = app.recovery.observe
 
     def counted(ids):
         calls.append(ids)
         return observe(ids)
 
-    app.observe = counted
+    app.recovery.observe = counted
     return calls
 
 

@@ -62,7 +62,9 @@ async def _palette_requeues_the_lease_under_the_cursor(dsn, connect):
         await pilot.press("1")  # elsewhere: the command opens the stale leases itself
         await run_from_palette(pilot, app, "Requeue (stale")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.screen.request.action == "requeue" and str(job_id) in screen_text(app.screen)
+        assert app.screen.request.action.kind == "requeue" and str(job_id) in screen_text(
+            app.screen
+        )
         await pilot.press("escape")
         await run_from_palette(pilot, app, "Mark all (stale")
         await until(pilot, lambda: app.stale_table.marked == {str(job_id)})

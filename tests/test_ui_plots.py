@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 from rich.segment import Segment
-from rich.text import Text
+from textual_plotext import PlotextPlot
 from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
 
 from dashboard.ui.app import QueuetopApp
@@ -34,7 +35,10 @@ def test_plots_draw_the_cells_plotext_would_print():
         for plot in pilot.app.query(HistoryPlot):
             width = plot.size.width
             ours = [cells(plot.render_line(y)) for y in range(plot.size.height)]
-            ansi = Text.from_ansi(plot.plt.build()).split("\n", allow_blank=True)
+            # what textual-plotext's own render() prints: plotext's ANSI string, every
+            # series drawn by plotext itself, at this size and in this theme
+            plot.plotext_figure()
+            ansi = PlotextPlot.render(plot).split("\n", allow_blank=True)
             theirs = [
                 cells(Segment.adjust_line_length(list(line.render(pilot.app.console)), width))
                 for line in ansi
@@ -110,3 +114,76 @@ def test_plots_keep_each_buckets_lowest_and_highest_point_in_time_order():
     assert min(dy) == min(ys) and all(ys[x] == y for x, y in zip(dx, dy, strict=True))
     assert downsample(xs[:100], ys[:100], 70) == (xs[:100], ys[:100])
     assert downsample(xs, ys, 0) == (xs, ys)
+
+
+def _matrix(series, xlim, ylim, size, ours: bool):
+    """plotext's cells for `series`: drawn by plotext, or its frame with plot_lines' lines."""
+    from plotext._figure import _figure_class
+
+    from dashboard.ui.widgets import plot_lines
+
+    fig = _figure_class()
+    fig.plotsize(*size)
+    fig._set_size(*size)
+    for xs, ys, color in [([1e12], [0], None)] if ours else series:
+        fig.plot(xs, ys, color=color, marker="braille")
+    fig.ylim(*ylim)
+    fig.yticks([ylim[0], ylim[1] / 2], ["0", "half"])
+    fig.xlim(*xlim)
+    fig.xticks([xlim[0], 0], ["then", "now"])
+    fig._set_sizes()
+    fig._build_matrix()
+    cells = plot_lines.Cells.of(fig.monitor.matrix)
+    if ours:
+        plot_lines.draw(cells, series, xlim, ylim)
+    return [cells.marker, cells.fullground, cells.style, cells.background]
+
+
+def test_the_lines_are_the_cells_plotext_itself_draws():
+    rng = random.Random(17)
+    for trial in range(60):
+        size = (rng.randint(20, 90), rng.randint(5, 14))
+        span = rng.choice([1, 7, 60, 300])
+        top = rng.choice([1.0, 3.0, 97.5, 12000.0])
+        series = []
+        for color in rng.sample(["cyan", 3, "green", "red", "magenta"], rng.randint(1, 4)):
+            n = rng.randint(1, 160)
+            xs = sorted(rng.uniform(-span * 1.05, 0.02 * span) for _ in range(n))
+            # counts and ages, flat runs, spikes, and values past the top (cut off)
+            ys = [rng.choice([0, top, top * 1.2, rng.uniform(0, top)]) for _ in range(n)]
+            series.append((xs, ys, color))
+        xlim, ylim = (-span, 0), (0, top * 1.1)
+        assert _matrix(series, xlim, ylim, size, True) == _matrix(
+            series, xlim, ylim, size, False
+        ), (trial, size, span, top)
+
+
+def test_a_new_point_repaints_only_the_lines_it_changed():
+    async def body(pilot):
+        app = pilot.app
+        plot = app.query_one("#plot-depth", HistoryPlot)
+        before = [list(plot.render_line(y)) for y in range(plot.size.height)]
+        painted: list = []
+        repaint = plot.refresh
+
+        def counted(*regions, **kwargs):
+            painted.extend(regions or [None])
+            return repaint(*regions, **kwargs)
+
+        plot.refresh = counted
+        app.apply_snapshot(fixed_snapshot(app.history.maxlen))
+        after = [list(plot.render_line(y)) for y in range(plot.size.height)]
+        changed = [y for y, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
+        assert changed and len(changed) < plot.size.height  # a line or two, not the plot
+        assert None not in painted  # no whole repaint
+        assert sorted(r.y for r in painted) == changed  # content lines
+        await pilot.pause()
+        # what the screen shows equals a repaint of every plot from scratch
+        partly = app.export_screenshot()
+        for each in app.query(HistoryPlot):
+            each._strips = None
+            repaint() if each is plot else each.refresh()
+        await pilot.pause()
+        assert app.export_screenshot() == partly
+
+    run(body, points=300)

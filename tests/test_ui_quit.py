@@ -7,8 +7,10 @@ import asyncio
 
 from ui_snapshots import demo_spec, fixed_history
 
+from dashboard.actions import ObservedJob
+from dashboard.actions.requests import ActionKind, job_request
 from dashboard.ui.app import QueuetopApp
-from dashboard.ui.screens.confirm import ConfirmRequest, ConfirmScreen
+from dashboard.ui.screens.confirm import ConfirmScreen, confirm_jobs
 from dashboard.ui.screens.help import binding_rows
 
 
@@ -18,17 +20,9 @@ def quits_on_ctrl_c(open_dialog: bool) -> bool:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             if open_dialog:  # a reason Input has the focus: it would copy on Ctrl+C
-                app.push_screen(
-                    ConfirmScreen(
-                        ConfirmRequest(
-                            "dead-letter",
-                            "Dead-letter 1 job?",
-                            ("1 job: 7",),
-                            "moved",
-                            needs_reason=True,
-                        )
-                    )
-                )
+                job = ObservedJob(id="7", status="failed", worker=None, lease_token=None)
+                request = job_request(ActionKind.DEAD_LETTER, demo_spec(), [job])
+                app.push_screen(ConfirmScreen(confirm_jobs(request)))
                 await pilot.pause()
                 assert app.screen.focused is not None
             await pilot.press("ctrl+c")

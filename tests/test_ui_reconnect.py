@@ -28,10 +28,10 @@ async def _terminated_monitor_backend(dsn, connect):
             failed.append(message)
 
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
-        await until(pilot, lambda: app.snapshots_applied >= 1 and app._conn is not None)
+        await until(pilot, lambda: app.snapshots_applied >= 1 and app.source.conn is not None)
         admin = connect(autocommit=True)
         for _ in range(2):  # twice: the second loss is as fresh as the first
-            pid = app._conn.info.backend_pid
+            pid = app.source.conn.info.backend_pid
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
             wait_until(
                 lambda pid=pid: (
@@ -43,4 +43,4 @@ async def _terminated_monitor_backend(dsn, connect):
             seen = app.snapshots_applied
             await until(pilot, lambda seen=seen: app.snapshots_applied >= seen + 2)
             assert [m.kind for m in failed] == []
-            assert app._conn.info.backend_pid != pid and app.link.kind in ("live", "slow")
+            assert app.source.conn.info.backend_pid != pid and app.link.kind in ("live", "slow")

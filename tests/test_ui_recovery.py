@@ -27,7 +27,7 @@ def notices(app) -> str:
 async def ready(pilot, app, stale: int = 0) -> None:
     """Wait for the first snapshots and the capability check, then focus the stale leases."""
     await until(pilot, lambda: len(app.stale_table.items) >= stale and app.snapshots_applied)
-    await until(pilot, lambda: app.read_only or app.action_reasons.get("requeue", "?") is None)
+    await until(pilot, lambda: app.read_only or app.recovery.reasons.get("requeue", "?") is None)
     await pilot.press("4")
 
 
@@ -218,7 +218,7 @@ async def _without_an_audit_trail(dsn, connect, tmp_path):
             pilot,
             lambda: (
                 app.snapshots_applied
-                and app.action_reasons["requeue"]
+                and app.recovery.reasons["requeue"]
                 not in (None, "still checking permissions; try again in a moment")
             ),
         )

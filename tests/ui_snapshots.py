@@ -265,6 +265,10 @@ class FixedLoadGen:
     def set_hold_tx(self, on: bool) -> None:
         self.set_knobs(hold_tx=on)
 
+    def set_random_crashes(self, on: bool) -> None:
+        self.calls.append(("set_random_crashes", on))
+        self.settings = replace(self.settings, crash_rate=0.001 if on else 0.0)
+
     def set_knobs(self, **knobs) -> None:
         for name, value in knobs.items():
             self.calls.append((f"set_{name}", value))

@@ -2,71 +2,95 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import sys
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import psycopg
 
-from dashboard.cli import (
-    action_commands,
-    audit_command,
-    check_command,
-    db_commands,
-    discover_command,
-    doctor_command,
-    export_command,
-    lab_command,
-    load_command,
-    presets_command,
-    serve_command,
-    snapshot_command,
-    watch_commands,
-)
 from dashboard.cli.common import EXIT_USAGE, OneLineParser
 from dashboard.errors import UserError
 from dashboard.text import redact
 
-COMMAND_MODULES = (
-    db_commands,
-    snapshot_command,
-    watch_commands,
-    action_commands,
-    audit_command,
-    load_command,
-    lab_command,
-    export_command,
-    check_command,
-    serve_command,
-    presets_command,
-    doctor_command,
-    discover_command,
-)
+# subcommand -> the module (under dashboard.cli) that registers and runs it. A command
+# line imports only the module of its subcommand: the load generator, the actions,
+# prometheus_client or textual load for the commands that use them, not for `check`.
+COMMANDS = {
+    "db": "db_commands",
+    "init-demo": "db_commands",
+    "init-audit": "db_commands",
+    "snapshot": "snapshot_command",
+    "watch": "watch_commands",
+    "demo": "demo_command",
+    "requeue": "action_commands",
+    "dead-letter": "action_commands",
+    "retry-dead": "action_commands",
+    "cancel": "action_commands",
+    "terminate": "action_commands",
+    "audit": "audit_command",
+    "load": "load_command",
+    "export": "export_command",
+    "check": "check_command",
+    "serve": "serve_command",
+    "presets": "presets_command",
+    "doctor": "doctor_command",
+    "discover": "discover_command",
+    "lab": "lab_command",
+}
 
 
 def installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # 30 ms: only for --version
+
     try:
         return version("queuetop")
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown (not installed)"
 
 
-def build_parser() -> OneLineParser:
+class VersionAction(argparse.Action):
+    """argparse's version action, with the version looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"queuetop {installed_version()}")  # to stdout, as argparse's own does
+        parser.exit()
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand named on the command line: the first word that is not an option of
+    `queuetop` itself (those take no value); None if there is none or it is unknown."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(command: str | None = None, *, subcommands: bool = True) -> OneLineParser:
+    """The parser of `command`'s family of subcommands, or of every subcommand (for
+    --help, a usage error, and the tests); none at all with `subcommands=False`."""
     parser = OneLineParser(
         prog="queuetop",
         description="A terminal dashboard for PostgreSQL tables used as job queues.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("--version", action="version", version=f"queuetop {installed_version()}")
+    parser.add_argument("--version", action=VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    modules = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
+    if not subcommands:
+        modules = []
+    for name in modules:
+        importlib.import_module(f"dashboard.cli.{name}").register(sub)
     return parser
 
 
 def run(argv: list[str]) -> int:
     redact.remember_given(argv)  # before parsing: a usage error may quote any argument
-    parser = build_parser()
+    command = command_of(argv)
+    # `queuetop --version` needs no subcommand's parser (nor its imports)
+    parser = build_parser(command, subcommands=command is not None or "--version" not in argv)
     args = parser.parse_args(argv)
     debug = args.debug or getattr(args, "sub_debug", False)
     try:

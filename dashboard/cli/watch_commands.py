@@ -1,4 +1,7 @@
-"""`queuetop watch` (any queue) and `queuetop demo` (the demo queue): the live dashboard."""
+"""`queuetop watch` (any queue) and `queuetop demo` (the demo queue): the live dashboard.
+
+`demo`'s parser lives in demo_command.py, so that `watch` never loads the load generator.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +11,12 @@ import sys
 from dashboard import config, db
 from dashboard.cli import discover_command, watch_overview
 from dashboard.cli.common import (
-    INTERVAL,
-    MAX_INTERVAL_S,
-    MIN_INTERVAL_S,
-    checked,
     connection_options,
     open_queue,
     queue_options,
     recovery_options,
     warn_password_in_dsn,
 )
-from dashboard.loadgen.demo import DEMO_WORKERS
-from dashboard.loadgen.settings import MAX_WORKERS
-from dashboard.loadgen.strategies import STRATEGIES
 from dashboard.setup import schema
 
 
@@ -31,46 +27,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="open the live dashboard on a queue table",
     )
     p.set_defaults(handler=run_watch)
-
-    p = sub.add_parser(
-        "demo",
-        parents=[connection_options(), recovery_options()],
-        help="create the demo queue if absent, start workers on it and open the dashboard",
-    )
-    p.add_argument(
-        "--interval",
-        type=INTERVAL,
-        default=1.0,
-        metavar="SECONDS",
-        help=f"refresh interval, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}",
-    )
-    load = p.add_argument_group("load generator (keys w W s t ! z P in the dashboard)")
-    load.add_argument(
-        "--workers",
-        type=checked(int, lambda n: 0 <= n <= MAX_WORKERS, f"a whole number, 0 to {MAX_WORKERS}"),
-        default=None,
-        metavar="N",
-        help=f"worker processes to start (default {DEMO_WORKERS}; 0: the "
-        "producer alone, w adds workers)",
-    )
-    load.add_argument(
-        "--strategy",
-        choices=list(STRATEGIES),
-        default=None,
-        help="claim strategy (default skip-locked)",
-    )
-    load.add_argument(
-        "--chaos",
-        action="store_true",
-        help="random worker crashes after claims, each leaving a stale lease (off by "
-        "default: the one ! makes is then the only one)",
-    )
-    load.add_argument(
-        "--no-load",
-        action="store_true",
-        help="open the dashboard on a quiet queue: no producer, no workers",
-    )
-    p.set_defaults(handler=run_demo)
 
 
 # `queuetop demo` is a show: a steady flow and a few failures (loadgen/demo.py); a crash

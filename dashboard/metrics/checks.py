@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dashboard.errors import UserError
-from dashboard.metrics import families
+from dashboard.metrics import measures
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age
 
@@ -31,7 +31,7 @@ CHECKS: tuple[Check, ...] = (
         "stale leases",
         False,
         lambda s: s.stale_count if s.stale_count is not None else len(s.stale_leases),
-        families.stale_leases_known,
+        measures.stale_leases_known,
         "the spec names no lease_until or started_at column, heartbeat or workers table",
     ),
     Check(
@@ -40,7 +40,7 @@ CHECKS: tuple[Check, ...] = (
         "oldest ready job",
         True,
         lambda s: s.oldest_ready_age_s or 0.0,
-        families.oldest_ready_known,
+        measures.oldest_ready_known,
         "the spec names no created_at column (nor scheduled_at)",
     ),
     Check(
@@ -55,7 +55,7 @@ CHECKS: tuple[Check, ...] = (
         "--max-idle-tx",
         "oldest idle transaction",
         True,
-        lambda s: max((families.idle_age(i) for i in s.idle_in_transaction), default=0.0),
+        lambda s: max((measures.idle_age(i) for i in s.idle_in_transaction), default=0.0),
     ),
 )
 

@@ -21,6 +21,7 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
+from dashboard.metrics.measures import idle_age, oldest_ready_known, stale_leases_known
 from dashboard.models import GroupStats, QueueSpec, Snapshot
 from dashboard.text.untrusted import escape_controls
 
@@ -46,14 +47,6 @@ class PollStats:
 
 def _gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{PREFIX}_{name}", doc, labels=list(labels))
-
-
-def oldest_ready_known(spec: QueueSpec) -> bool:
-    return spec.columns.created_at is not None or spec.columns.scheduled_at is not None
-
-
-def stale_leases_known(spec: QueueSpec) -> bool:
-    return spec.can_find_stale()
 
 
 def safe_labels(metric: Metric) -> Metric:
@@ -211,11 +204,6 @@ def group_families(snap: Snapshot, max_groups: int = DEFAULT_MAX_GROUPS) -> Iter
         oldest.add_metric([table, g.name], g.oldest_ready_age_s or 0.0)
         stale.add_metric([table, g.name], g.stale_leases)
     yield from (jobs, oldest, stale)
-
-
-def idle_age(session) -> float:
-    """A transaction's age; an aborted one without xact_start counts from its idle time."""
-    return session.xact_age_s if session.xact_age_s is not None else session.idle_s
 
 
 def exporter_families(stats: PollStats, snap: Snapshot | None) -> Iterator[Metric]:

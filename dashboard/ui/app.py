@@ -1,4 +1,11 @@
-"""QueuetopApp: the live dashboard over monitor.collect()."""
+"""QueuetopApp: the live dashboard, wiring the objects it owns.
+
+A snapshot source (the `Poller`, or fixed snapshots) brings snapshots as messages;
+the app applies each one to its widgets once, and tells the source. Recovery
+actions go through the `RecoveryController`, the load generator's knobs through
+`LoadGenControls`. The app has one handler per message type, and the header is
+redrawn by the watchers of the reactive state it shows.
+"""
 
 from __future__ import annotations
 
@@ -6,161 +13,73 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-import psycopg
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
-from textual.containers import Grid, Horizontal
+from textual.actions import SkipAction
+from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
+from textual.css.query import NoMatches
+from textual.reactive import var
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import TabbedContent
+from textual.worker import Worker, WorkerState
 
-from dashboard import db
+from dashboard.actions.requests import ActionKind
 from dashboard.audit.trail import AUDIT_NAME, read_latest
 from dashboard.browse.source import DatabaseSource
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
-from dashboard.ui import gc_tuning, key_sections, palette
+from dashboard.ui import gc_tuning, key_sections, layout, palette
+from dashboard.ui.bindings import APP_BINDINGS, INTERVALS
 from dashboard.ui.history import History
 from dashboard.ui.jobs_tab import JobBrowser
-from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
-from dashboard.ui.poller import PollingMixin
-from dashboard.ui.recovery import RecoveryMixin
+from dashboard.ui.layout import BROWSER_TAB, PANELS
+from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_KNOBS, LoadGenControls
+from dashboard.ui.messages import (
+    CapabilitiesReady,
+    JobsObserved,
+    LookupRefused,
+    PollFailed,
+    RecoveryDone,
+    RecoveryFailed,
+    SnapshotReady,
+)
+from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, SourceFactory, StaticSource
+from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.help import HelpScreen
+from dashboard.ui.screens.job_lookup import JobListScreen
+from dashboard.ui.screens.lab import lab_screen
 from dashboard.ui.signals import exit_on_signals
-from dashboard.ui.tab_labels import counted_label, relabel
 from dashboard.ui.widgets.keyedtable import KeyedTable
-from dashboard.ui.widgets.plots import (
-    DepthPlot,
-    HistoryPlot,
-    OldestReadyPlot,
-    ThroughputPlot,
-    WaitingPlot,
-)
+from dashboard.ui.widgets.plots import HistoryPlot
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import LinkState, StatusBar
-from dashboard.ui.widgets.tables import (
-    IdleTable,
-    LocksTable,
-    StaleLeaseTable,
-    WaitingTable,
-    stale_unknown_text,
-)
+from dashboard.ui.widgets.tables import LocksTable, StaleLeaseTable
 
-PANEL_KEYS = Binding.Group("Panels", compact=True)
-SPEED_KEYS = Binding.Group("Speed")
-INTERVALS = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-# (pane id, table id, table class) in tab order; keys 1-4 follow it
-PANELS = (
-    ("tab-locks", "locks", LocksTable),
-    ("tab-waiting", "waiting", WaitingTable),
-    ("tab-idle", "idle", IdleTable),
-    ("tab-stale", "stale", StaleLeaseTable),
-)
-BROWSER_TAB = "tab-jobs"
+__all__ = ["BROWSER_TAB", "INTERVALS", "PANELS", "QueuetopApp"]
 
 
-class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
+class QueuetopApp(App):
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a
-    database. `read_only` and `loadgen` are for the recovery actions and the load generator.
+    database; `source(app, on_link=…)` makes another snapshot source than the poller (a
+    replay: see poller.py). `read_only` and `loadgen` are for
+    the recovery actions and the load generator.
     """
 
     CSS_PATH = "app.tcss"
     TITLE = "queuetop"
-    BINDINGS = [
-        Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
-        # like top and pg_activity, from anywhere (a dialog's input would copy instead)
-        Binding(
-            "ctrl+c",
-            "quit",
-            "Quit",
-            show=False,
-            priority=True,
-            tooltip="Quit queuetop, from any screen or dialog",
-        ),
-        Binding(
-            "question_mark,f1", "help", "Help", key_display="?", tooltip="Show every key binding"
-        ),
-        Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
-        Binding("r", "refresh_now", "Poll", tooltip="Poll now"),
-        Binding(
-            "e",
-            "exact_counts",
-            "Exact",
-            tooltip="Count every state exactly on the next "
-            "poll (above exact_count_limit finished states are estimates, marked ~)",
-        ),
-        Binding(
-            "plus,equals_sign",
-            "faster",
-            "Faster",
-            key_display="+",
-            tooltip="Refresh more often",
-            group=SPEED_KEYS,
-        ),
-        Binding(
-            "minus",
-            "slower",
-            "Slower",
-            key_display="-",
-            tooltip="Refresh less often",
-            group=SPEED_KEYS,
-        ),
-        Binding(
-            "l",
-            "toggle_lock_filter",
-            "Filter",
-            tooltip="Locks view: sessions on the queue table / whole database",
-        ),
-        Binding(
-            "1", "show_panel('locks')", "Locks", tooltip="Focus the locks table", group=PANEL_KEYS
-        ),
-        Binding(
-            "2",
-            "show_panel('waiting')",
-            "Waiting",
-            tooltip="Focus the waiting sessions",
-            group=PANEL_KEYS,
-        ),
-        Binding(
-            "3",
-            "show_panel('idle')",
-            "Idle",
-            tooltip="Focus idle-in-transaction sessions",
-            group=PANEL_KEYS,
-        ),
-        Binding(
-            "4", "show_panel('stale')", "Stale", tooltip="Focus the stale leases", group=PANEL_KEYS
-        ),
-        Binding(
-            "b",
-            "show_browser",
-            "Jobs",
-            group=PANEL_KEYS,
-            tooltip="The job browser: failed, dead, ready, scheduled or running jobs, a "
-            "page at a time, to look at and act on",
-        ),
-        # priority: handled as it arrives, before the keys typed after it are sent on to
-        # the table in focus (see RecoveryMixin.action_lookup_jobs); in a dialog it skips
-        Binding(
-            "j",
-            "lookup_jobs",
-            "Job by id",
-            priority=True,
-            tooltip="Look up any job by id, then requeue or dead-letter it",
-        ),
-        Binding(
-            "A",
-            "show_audit",
-            "Audit",
-            tooltip="The latest actions from the audit trail (the table, or --audit-file)",
-        ),
-        *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
-    ]
+    BINDINGS = APP_BINDINGS
+
+    # --- the app's own state (all of it; the rest lives in the objects it owns) ----------
+    # What the header shows: each watcher redraws it, nobody else does.
+    link: var[LinkState] = var(LinkState("static"), init=False)  # set by the source
+    interval: var[float] = var(2.0, init=False)  # + and -; the source follows it
+    paused: var[bool] = var(False, init=False)  # p; the source follows it
+    read_only: var[bool] = var(False, init=False)
+    actions_note: var[str] = var("", init=False)  # which actions are off, from recovery
+    snapshot: var[Snapshot | None] = var(None, init=False, always_update=True)
 
     def __init__(
         self,
@@ -174,77 +93,64 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
         browser_source: Any = None,
+        source: SourceFactory | None = None,
     ) -> None:
         super().__init__()
+        self.set_reactive(QueuetopApp.interval, interval)
+        self.set_reactive(QueuetopApp.read_only, read_only)
         self.spec = spec
         self.dsn = dsn
-        self.interval = interval
-        self.read_only = read_only
         self.audit_file = audit_file
-        self.loadgen = loadgen
-        self.history = History()
-        self.monitor = Monitor(spec, interval) if spec is not None else None
-        self.snapshot: Snapshot | None = None
-        self.polling_enabled = poll and spec is not None and dsn is not None
-        self.paused = False
-        self.link = LinkState("connecting" if self.polling_enabled else "static")
-        self.polls_started = 0
+        self.history = History()  # the plots' series, outside the widgets
         self.snapshots_applied = 0
-        self.failures = 0
-        self._initial = tuple(snapshots)
+        self._initial = tuple(snapshots)  # applied on mount
+        self._seen_warnings: set[str] = set()  # each spec warning is notified once
+        self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
+        self._restore_signals: Callable[[], None] = lambda: None
+        self._gc_threshold: tuple[int, int, int] | None = None
+        # --- the objects it owns --------------------------------------------------------
+        if source is None and poll and spec is not None and dsn is not None:
+            source = partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
+        self.source: SnapshotSource = (source or StaticSource)(self, on_link=self._show_link)
+        self.recovery = RecoveryController(
+            self,
+            spec,
+            dsn,
+            live=self.source.live,
+            read_only=read_only,
+            audit_file=audit_file,
+            poll_soon=self.source.poll_soon,
+            after_action=self.refresh_views_after_action,
+            on_note=self._show_actions_note,
+        )
+        self.load = LoadGenControls(self, loadgen) if loadgen is not None else None
         # where the job browser reads: the database, or fixed pages (screenshots)
         self.browser_source = (
             browser_source
             if browser_source is not None
-            else (DatabaseSource(dsn, spec) if self.polling_enabled else None)
+            else (DatabaseSource(dsn, spec) if self.source.live else None)
         )
-        self._conn: psycopg.Connection | None = None
-        self._timer: Timer | None = None
-        self._in_flight = False
-        self._seen_warnings: set[str] = set()
-        self._new_timeouts = False
-        self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
-        self._retry_at: float | None = None  # when a failed poll is retried (poller)
-        self._countdown: Timer | None = None
-        self._restore_signals: Callable[[], None] = lambda: None
 
     # --- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield StatusBar(id="status")
-        with Horizontal(id="top"):
-            state = StatePanel(id="state")
-            state.border_title = "Queue state: rows per role"
-            yield state
-            with Grid(id="plots"):
-                yield DepthPlot(self.history, id="plot-depth")
-                yield ThroughputPlot(self.history, id="plot-throughput")
-                yield OldestReadyPlot(self.history, id="plot-oldest")
-                yield WaitingPlot(self.history, id="plot-waiting")
-        yield from self.compose_loadgen_strip()
-        with TabbedContent(id="tables"):
-            for pane_id, table_id, cls in PANELS:
-                with TabPane(cls.TITLE, id=pane_id):
-                    if table_id == "stale" and self.stale_unknown:
-                        yield Static(stale_unknown_text(self.spec), id="stale-unknown")
-                    yield cls(id=table_id)
-            yield from self.compose_loadgen_tab()
-            if self.spec is not None:
-                with TabPane("Jobs", id=BROWSER_TAB):
-                    yield JobBrowser(
-                        self.spec, self.browser_source, id="browser", groups=self.active_groups
-                    )
-        yield Footer(compact=True)
+        yield from layout.main_screen(
+            self.history, self.spec, self.load, self.browser_source, self.active_groups
+        )
 
     def on_mount(self) -> None:
         self._restore_signals = exit_on_signals(self)  # SIGTERM, SIGHUP: as `q`
+        for shown in ("link", "read_only", "actions_note", "snapshot"):  # see watch_interval
+            self.watch(self, shown, self._draw_header, init=False)
         self._fit_layout(self.size.width, self.size.height)
+        self.query_one(StatePanel).show(None, self.spec)
+        self._draw_header()
         for snap in self._initial:
             self.apply_snapshot(snap)
-        self.start_recovery()
-        self._render_chrome()
-        self._start_poll()
-        self.start_loadgen()
+        self.recovery.start()
+        self.source.start()
+        if self.load is not None:
+            self.load.start()
         self.call_after_refresh(self._freeze_startup_objects)
 
     def _freeze_startup_objects(self) -> None:
@@ -252,19 +158,16 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
 
     def on_unmount(self) -> None:
         self._restore_signals()
-        gc_tuning.restore(getattr(self, "_gc_threshold", None))
-        self.stop_loadgen()
-        if not self._in_flight:  # an in-flight poll ends within its statement timeout
-            self._drop_connection()
+        gc_tuning.restore(self._gc_threshold)
+        if self.load is not None:
+            self.load.stop()
+        self.source.stop()
 
     def on_resize(self, event) -> None:
         self._fit_layout(event.size.width, event.size.height)
 
     def _fit_layout(self, width: int, height: int) -> None:
-        """Small terminals keep the tables and one plot; tall ones give the plots room."""
-        self.screen.set_class(width < 110 or height < 32, "-compact")
-        self.fit_loadgen_footer(width < 110)
-        self.screen.set_class(height >= 45, "-tall")
+        layout.fit(self.default_screen, width, height, self.load)
         if self.snapshot is not None:
             self._label_tabs()
 
@@ -279,15 +182,34 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         """Job ids the operator marked in the stale-lease table."""
         return self.stale_table.selected_job_ids()
 
-    # --- applying a snapshot -----------------------------------------------------------------
+    # --- snapshots: the source posts them, the app draws each one once --------------------
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        if not self.is_running:  # a poll that ends while the app shuts down: widgets are gone
+            return
+        self.source.landed(message.snapshot)  # the link, and when the next one comes
+        self.apply_snapshot(message.snapshot)
+
+    def on_poll_failed(self, message: PollFailed) -> None:
+        if self.is_running:
+            self.source.failed(message)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:  # a bug in a worker, not the database
+            return
+        if event.worker.group == POLL_GROUP:
+            self.source.crashed(event.worker.error)
+        elif event.worker.group in WORKER_GROUPS:
+            self.recovery.crashed(event.worker.error)
 
     def apply_snapshot(self, snap: Snapshot) -> None:
-        """Update every widget from one snapshot (the benchmark times this)."""
-        self.snapshot = snap
+        """Update every widget from one snapshot, each once (the benchmark times this);
+        a widget whose content did not change draws nothing."""
         self.history.add(snap)
         self.snapshots_applied += 1
+        self.snapshot = snap  # the header, through watch_snapshot
         self.query_one(StatePanel).show(snap, self.spec)
-        for plot in self.query(HistoryPlot):  # hidden ones too: a resize may show them
+        for plot in self.query(HistoryPlot):  # a hidden one waits until it is shown
             plot.replot()
         for _, table_id, _ in PANELS:
             self.table(table_id).update_from(snap)
@@ -296,50 +218,61 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             if warning not in self._seen_warnings:
                 self._seen_warnings.add(warning)
                 self.notify(warning, title="queue spec", severity="warning", timeout=8)
-        self._render_chrome()
 
-    def _render_chrome(self) -> None:
-        snap = self.snapshot
-        if snap is not None:
-            where = f"{snap.server.user}@{snap.server.address}/{snap.server.database}"
-        else:
-            where = db.safe_dsn(self.dsn) if self.dsn else "libpq defaults"
-        queue = snap.queue if snap else (str(self.spec.table) if self.spec else "-")
-        self.query_one(StatusBar).show(
-            where=where,
-            queue=queue,
+    # --- the header: drawn by the watchers of what it shows ---------------------------------
+
+    def _show_link(self, link: LinkState) -> None:
+        self.link = link
+
+    def _show_actions_note(self, note: str) -> None:
+        self.actions_note = note
+
+    def watch_interval(self, interval: float) -> None:
+        self.source.set_interval(interval)
+        self._draw_header()
+
+    def watch_paused(self, paused: bool) -> None:
+        self.source.pause(paused)
+        self._draw_header()
+
+    def _draw_header(self) -> None:
+        try:
+            bar = self.query_one(StatusBar)
+        except (NoMatches, ScreenStackError):  # not composed yet, or torn down
+            return
+        bar.show(
+            snap=self.snapshot,
+            fallback=(self.dsn, self.spec),
             interval=self.interval,
             link=self.link,
-            snap=snap,
             read_only=self.read_only,
-            actions=self.recovery_note(),
+            actions=self.actions_note,
         )
-        self.query_one(StatePanel).show(snap, self.spec)
 
-    # --- actions ------------------------------------------------------------------------------
+    # --- the dashboard's own keys -------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.recovery.hides(action):
+            return False
+        if action in LOADGEN_ACTIONS and self.load is None:
+            return False  # plain `watch`: hidden from the footer, the palette and the keys
+        if action in LOADGEN_KNOBS and self.read_only:
+            return False  # read-only is read-only for the load generator too
+        if action == "open_lab":  # it creates and drops a scratch schema: not read-only
+            return self.source.live and not self.read_only
+        return True
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused
-        if self.paused:
-            self._cancel_timer()
-            self._stop_countdown()
-            self.link = LinkState("paused")
-        else:
-            self.link = LinkState("live" if self.snapshot else "connecting")
-            self._start_poll()
-        self._render_chrome()
 
     def action_refresh_now(self) -> None:
-        self._start_poll()
+        self.source.poll_now()
 
     def action_exact_counts(self) -> None:
-        if self.monitor is None:
-            return
-        self.monitor.request_exact()
-        self.notify("counting every state exactly on this poll", timeout=3)
-        self._start_poll()
+        if self.source.request_exact():
+            self.notify("counting every state exactly on this poll", timeout=3)
 
-    def _set_interval(self, step: int) -> None:
+    def _step_interval(self, step: int) -> None:
         here = min(range(len(INTERVALS)), key=lambda i: abs(INTERVALS[i] - self.interval))
         new = INTERVALS[max(0, min(len(INTERVALS) - 1, here + step))]
         if new == self.interval:
@@ -347,17 +280,12 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             self.notify(f"already the {limit} refresh: every {new:g}s", timeout=3)
             return
         self.interval = new
-        # statement timeouts follow the interval: the next poll reconnects with new ones
-        self._new_timeouts = True
-        if not self._in_flight:
-            self._arm(min(new, 0.2))
-        self._render_chrome()
 
     def action_faster(self) -> None:
-        self._set_interval(-1)
+        self._step_interval(-1)
 
     def action_slower(self) -> None:
-        self._set_interval(+1)
+        self._step_interval(+1)
 
     def action_toggle_lock_filter(self) -> None:
         locks = self.query_one(LocksTable)
@@ -371,19 +299,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._label_tabs()
 
     def _label_tabs(self) -> None:
-        """Tab labels name the table and count its rows; short ones on small terminals."""
-        compact = self.screen.has_class("-compact")
-        tabs = self.query_one(TabbedContent)
-        for pane_id, table_id, _ in PANELS:
-            table = self.table(table_id)
-            title = table.SHORT_TITLE if compact else table.TITLE
-            if table_id == "locks":
-                title = f"{title} ({table.describe()})"
-            count = "?" if table_id == "stale" and self.stale_unknown else str(table.count())
-            label = counted_label(title, count, self._count_digits, pane_id)
-            tab = tabs.get_tab(pane_id)
-            if tab.label_text != label:
-                relabel(tab, label)
+        layout.label_tabs(self.default_screen, self.spec, self._count_digits)
 
     def action_show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)
@@ -410,11 +326,6 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     def browser(self) -> JobBrowser:
         return self.query_one(JobBrowser)
 
-    @property
-    def stale_unknown(self) -> bool:
-        """The spec cannot tell a stale lease (no lease, start time or heartbeat)."""
-        return self.spec is not None and not self.spec.can_find_stale()
-
     def active_groups(self) -> list[str]:
         return [g.name for g in self.snapshot.groups] if self.snapshot else []
 
@@ -427,11 +338,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         if event.pane.id == BROWSER_TAB:  # a click on the tab: the first page then
             self.browser.ensure_loaded()
 
-    def on_job_browser_action_chosen(self, message: JobBrowser.ActionChosen) -> None:
-        self.ask_job_action(message.action, message.jobs, message.force, message.left_out)
-
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery_help()))
+        self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery.help_lines()))
 
     def binding_sections(self) -> list[tuple[str, Iterable]]:
         return key_sections.binding_sections(self)
@@ -447,16 +355,72 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         yield from palette.browser_commands(self)
         yield from palette.session_commands(self)
 
-    def signal_open_session(self, action: str) -> None:
-        """Cancel or terminate from the palette: the session under the open tab's cursor."""
-        active = self.query_one(TabbedContent).active
-        table_id = next((t for p, t, _ in PANELS if p == active), None)
-        if table_id not in palette.SESSION_TABLES:
-            self.notify(
-                f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on "
-                "the session first",
-                severity="warning",
-                timeout=6,
-            )
-            return
-        self.action_signal_session(action, table_id)
+    # --- recovery: the keys and the messages, handed to the controller ------------------------
+
+    def action_requeue_stale(self) -> None:
+        self.recovery.stale_leases(ActionKind.REQUEUE, self.stale_table)
+
+    def action_dead_letter_stale(self) -> None:
+        self.recovery.stale_leases(ActionKind.DEAD_LETTER, self.stale_table)
+
+    def action_signal_session(self, action: str, table_id: str) -> None:
+        self.recovery.signal_session(ActionKind(action), self.table(table_id).cursor_item())
+
+    async def action_lookup_jobs(self) -> None:
+        if len(self.screen_stack) > 1:  # j typed in a dialog: its own key
+            raise SkipAction()
+        await self.recovery.look_up()
+
+    def on_job_browser_action_chosen(self, message: JobBrowser.ActionChosen) -> None:
+        kind = ActionKind(message.action)
+        self.recovery.jobs(kind, message.jobs, message.force, message.left_out)
+
+    def on_job_list_screen_chosen(self, message: JobListScreen.Chosen) -> None:
+        self.recovery.chosen_from_list(message)
+
+    def on_capabilities_ready(self, message: CapabilitiesReady) -> None:
+        self.recovery.capabilities_ready(message)
+
+    def on_recovery_done(self, message: RecoveryDone) -> None:
+        self.recovery.done(message.result)
+
+    def on_recovery_failed(self, message: RecoveryFailed) -> None:
+        self.recovery.failed(message)
+
+    def on_jobs_observed(self, message: JobsObserved) -> None:
+        self.recovery.observed(message)
+
+    async def on_lookup_refused(self, message: LookupRefused) -> None:
+        await self.recovery.look_up(message.value, message.reason)
+
+    # --- the load generator's knobs (hidden by check_action when none runs) --------------------
+
+    def action_show_loadgen(self) -> None:
+        self.load.show_loadgen()
+
+    def action_add_worker(self) -> None:
+        self.load.add_worker()
+
+    def action_remove_worker(self) -> None:
+        self.load.remove_worker()
+
+    def action_cycle_strategy(self) -> None:
+        self.load.cycle_strategy()
+
+    def action_toggle_hold_tx(self) -> None:
+        self.load.toggle_hold_tx()
+
+    def action_crash_worker(self) -> None:
+        self.load.crash_worker()
+
+    def action_stall_worker(self) -> None:
+        self.load.stall_worker()
+
+    def action_toggle_chaos(self) -> None:
+        self.load.toggle_chaos()
+
+    def action_open_lab(self) -> None:
+        self.push_screen(lab_screen(self.dsn))
+
+    def action_toggle_producer(self) -> None:
+        self.load.toggle_producer()

@@ -18,7 +18,7 @@ from dashboard.ui.widgets.tables import IdleTable, StaleLeaseTable
 def binding_sections(app: Any) -> list[tuple[str, Iterable]]:
     return [
         ("dashboard", [b for b in app.BINDINGS if b not in LOADGEN_BINDINGS]),
-        *app.loadgen_help(),
+        *(app.load.help_sections() if app.load is not None else []),
         ("stale leases", StaleLeaseTable.BINDINGS),
         ("sessions", IdleTable.BINDINGS),
         (

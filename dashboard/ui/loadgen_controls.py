@@ -1,8 +1,10 @@
-"""The load generator inside the dashboard: its panel, its refresh timer, and its keys.
+"""The load generator inside the dashboard: its panel, its refresh timer, and its knobs.
 
-A mixin for QueuetopApp. The generator's stats come from `loadgen.stats()` (no database)
-on a timer of their own, so the panel stays live while a poll is slow or paused. Every
-knob queues a command for the generator's supervisor thread and returns at once.
+`LoadGenControls` is owned by the app, which composes its widgets and binds its keys
+(LOADGEN_BINDINGS, each an app action that calls the knob of the same name here). The
+generator's stats come from `loadgen.stats()` (no database) on a timer of their own, so
+the panel stays live while a poll is slow or paused. Every knob queues a command for the
+generator's supervisor thread and returns at once.
 """
 
 from __future__ import annotations
@@ -22,19 +24,15 @@ from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
 from dashboard.loadgen import STRATEGIES, LoadSnapshot, WorkerStats
+from dashboard.loadgen.demo import describe
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.ui.tab_labels import relabel
-from dashboard.ui.widgets.loadgen_panel import LoadStrip, LoadSummary, WorkersTable
+from dashboard.ui.widgets.loadgen_panel import LoadStory, LoadStrip, LoadSummary, WorkersTable
 
 LOADGEN_KEYS = Binding.Group("Load")
 LOADGEN_TAB = "tab-loadgen"
 LOADGEN_REFRESH_S = 0.5
 STALL_S = 15.0
-STRATEGY_HINTS = {
-    "skip-locked": "workers skip rows others hold",
-    "for-update": "workers queue on the first ready row",
-    "nowait": "a locked first row fails fast and is retried",
-}
 
 LOADGEN_BINDINGS = [
     Binding(
@@ -84,6 +82,14 @@ LOADGEN_BINDINGS = [
         group=LOADGEN_KEYS,
     ),
     Binding(
+        "c",
+        "toggle_chaos",
+        "Chaos",
+        tooltip="Random crashes on or off (off in the demo unless --chaos): each leaves a "
+        "stale lease",
+        group=LOADGEN_KEYS,
+    ),
+    Binding(
         "P",
         "toggle_producer",
         "Producer",
@@ -92,88 +98,87 @@ LOADGEN_BINDINGS = [
     ),
 ]
 LOADGEN_ACTIONS = {b.action for b in LOADGEN_BINDINGS}
+LOADGEN_KNOBS = LOADGEN_ACTIONS - {"show_loadgen"}  # what changes the load: off when read-only
 FOOTER_OPTIONAL = LOADGEN_ACTIONS
 
 
 class LoadGenControls:
-    """Expects on the app: loadgen (a dashboard.loadgen.LoadGenerator or None)."""
+    """The running load generator's panel and knobs, for `app` (its widgets, timers and
+    notifications). `loadgen` is a dashboard.loadgen.LoadGenerator."""
 
-    loadgen: Any
-    load_stats: LoadSnapshot | None = None
-    _load_timer: Timer | None = None
-    _load_errors_seen: int = 0
-    _load_reconnecting: bool = False
-    _crashes_seen: int = 0  # the n of the last crash report said
+    def __init__(self, app: Any, loadgen: Any) -> None:
+        self._app = app
+        self.loadgen = loadgen
+        self.stats: LoadSnapshot | None = None  # the last stats shown
+        self._timer: Timer | None = None
+        self._errors_seen = 0
+        self._reconnecting = False
+        self._crashes_seen = 0  # the n of the last crash reported
 
-    def compose_loadgen_strip(self) -> ComposeResult:
-        if self.loadgen is not None:
-            yield LoadStrip(id="loadgen-strip")
+    def compose_strip(self) -> ComposeResult:
+        yield LoadStrip(id="loadgen-strip")
+        yield LoadStory(id="loadgen-story")
 
-    def compose_loadgen_tab(self) -> ComposeResult:
-        if self.loadgen is None:
-            return
+    def compose_tab(self) -> ComposeResult:
         with TabPane(WorkersTable.TITLE, id=LOADGEN_TAB), Horizontal(id="loadgen"):
             summary = LoadSummary(id="loadgen-summary")
             summary.border_title = "Generator counters"
             yield summary
             yield WorkersTable(id="loadgen-workers")
 
-    def start_loadgen(self) -> None:
+    def start(self) -> None:
         """Start (if the caller has not) and show the generator; call from on_mount."""
-        if self.loadgen is None:
-            return
         # multiprocessing's helper process inherits sys.stderr's file descriptor, and
         # Textual's stderr capture has none: start the helper on the real stderr first
         if sys.__stderr__ is not None:
             with contextlib.redirect_stderr(sys.__stderr__):
                 resource_tracker.ensure_running()
         self.loadgen.start()  # on the app's thread, which outlives the workers
-        self.refresh_loadgen()
-        self._load_timer = self.set_interval(LOADGEN_REFRESH_S, self.refresh_loadgen)
+        self.refresh()
+        self._timer = self._app.set_interval(LOADGEN_REFRESH_S, self.refresh)
 
-    def stop_loadgen(self) -> None:
+    def stop(self) -> None:
         """Ask every worker to stop (returns at once; the caller may wait())."""
-        if self._load_timer is not None:
-            self._load_timer.stop()
-            self._load_timer = None
-        if self.loadgen is not None:
-            self.loadgen.stop()
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.loadgen.stop()
 
-    def refresh_loadgen(self) -> None:
-        snap = self.loadgen.stats()
-        self.show_load_stats(snap)
+    def refresh(self) -> None:
+        self.show(self.loadgen.stats())
 
-    def show_load_stats(self, snap: LoadSnapshot) -> None:
-        self.load_stats = snap
+    def show(self, snap: LoadSnapshot) -> None:
+        self.stats = snap
         try:
-            strip, summary = self.query_one(LoadStrip), self.query_one(LoadSummary)
-            workers = self.query_one(WorkersTable)
-            tab = self.query_one(TabbedContent).get_tab(LOADGEN_TAB)
+            strip, summary = self._app.query_one(LoadStrip), self._app.query_one(LoadSummary)
+            workers = self._app.query_one(WorkersTable)
+            tab = self._app.query_one(TabbedContent).get_tab(LOADGEN_TAB)
         except NoMatches:  # the timer can fire while the app tears its widgets down on exit
             return
         strip.show(snap)
+        self._app.query_one(LoadStory).show(snap)
         summary.show(snap)
         workers.update_from(snap)
-        compact = self.screen.has_class("-compact")
+        compact = self._app.default_screen.has_class("-compact")
         label = f"{workers.SHORT_TITLE if compact else workers.TITLE} {len(snap.workers)}"
         if tab.label_text != label:  # every half second: only a change is drawn
             relabel(tab, label)
         self.report_crashes(snap)
-        for error in snap.errors[self._load_errors_seen :]:
-            self.notify(error, title="load generator", severity="error", timeout=10)
-        self._load_errors_seen = len(snap.errors)
+        for error in snap.errors[self._errors_seen :]:
+            self._app.notify(error, title="load generator", severity="error", timeout=10)
+        self._errors_seen = len(snap.errors)
         reconnecting = bool(snap.running and snap.reconnecting)
-        if reconnecting and not self._load_reconnecting:
-            self.notify(
+        if reconnecting and not self._reconnecting:
+            self._app.notify(
                 f"lost the database: {snap.connection_error}; reconnecting, the "
                 "workers keep their count",
                 title="load generator",
                 severity="warning",
                 timeout=10,
             )
-        elif self._load_reconnecting and not reconnecting and snap.running:
-            self.notify("reconnected", title="load generator", timeout=4)
-        self._load_reconnecting = reconnecting
+        elif self._reconnecting and not reconnecting and snap.running:
+            self._app.notify("reconnected", title="load generator", timeout=4)
+        self._reconnecting = reconnecting
 
     def report_crashes(self, snap: LoadSnapshot) -> None:
         """Say which worker each new crash took and which job it left; tell the stale-lease
@@ -192,7 +197,7 @@ class LoadGenControls:
                 )
             else:
                 left = f"its claim of job {jobs} had not committed (hold-tx): rolled back"
-            self.notify(
+            self._app.notify(
                 f"! crashed {crash.session}: {left}",
                 title="load generator",
                 severity="warning",
@@ -205,16 +210,16 @@ class LoadGenControls:
             for job in c.jobs
         }
         with contextlib.suppress(NoMatches):
-            self.stale_table.set_crash_causes(causes)
+            self._app.stale_table.set_crash_causes(causes)
 
-    def fit_loadgen_footer(self, narrow: bool) -> None:
+    def fit_footer(self, narrow: bool) -> None:
         """Narrow terminals: the knobs leave the footer (help and palette still list them).
 
         Binding.show is fixed per binding, so the app's own binding map is edited; if a
         Textual release moves it, the knobs simply stay in the footer.
         """
-        table = getattr(getattr(self, "_bindings", None), "key_to_bindings", None)
-        if self.loadgen is None or not isinstance(table, dict):
+        table = getattr(getattr(self._app, "_bindings", None), "key_to_bindings", None)
+        if not isinstance(table, dict):
             return
         changed = False
         for items in table.values():
@@ -223,17 +228,12 @@ class LoadGenControls:
                     items[i] = replace(b, show=not narrow)
                     changed = True
         if changed:
-            self.refresh_bindings()
+            self._app.refresh_bindings()
 
-    def loadgen_help(self) -> list[tuple[str, Iterable]]:
-        return [("load generator", LOADGEN_BINDINGS)] if self.loadgen is not None else []
+    def help_sections(self) -> list[tuple[str, Iterable]]:
+        return [("load generator", LOADGEN_BINDINGS)]
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in LOADGEN_ACTIONS and self.loadgen is None:
-            return False  # plain `watch`: hidden from the footer, the palette and the keys
-        return super().check_action(action, parameters)
-
-    # --- the knobs -------------------------------------------------------------------------
+    # --- the knobs (each bound to the app action of the same name) ------------------
 
     def _stats(self) -> LoadSnapshot:
         return self.loadgen.stats()
@@ -242,91 +242,81 @@ class LoadGenControls:
         live = [w for w in self._stats().workers if w.alive]
         return live[-1] if live else None
 
-    def action_show_loadgen(self) -> None:
-        self.query_one(TabbedContent).active = LOADGEN_TAB
-        self.query_one(WorkersTable).focus()
+    def show_loadgen(self) -> None:
+        self._app.query_one(TabbedContent).active = LOADGEN_TAB
+        self._app.query_one(WorkersTable).focus()
 
-    def action_add_worker(self) -> None:
+    def add_worker(self) -> None:
         target = self._stats().target_workers + 1
         if target > MAX_WORKERS:
-            self.notify(f"at most {MAX_WORKERS} workers", severity="warning", timeout=3)
+            self._app.notify(f"at most {MAX_WORKERS} workers", severity="warning", timeout=3)
             return
         self.loadgen.add_worker()
-        self.notify(f"adding a worker: {target} wanted", timeout=3)
+        self._app.notify(f"adding a worker: {target} wanted", timeout=3)
 
-    def action_remove_worker(self) -> None:
+    def remove_worker(self) -> None:
         snap = self._stats()
         if snap.target_workers == 0:
-            self.notify("no worker left to remove", severity="warning", timeout=3)
+            self._app.notify("no worker left to remove", severity="warning", timeout=3)
             return
         self.loadgen.remove_worker()
         newest = self._newest_live()
-        self.notify(
+        self._app.notify(
             f"stopping {newest.session if newest else 'a worker'}: "
             f"{snap.target_workers - 1} wanted (its jobs go back to ready)",
             timeout=3,
         )
 
-    # True while hold-tx is on only because `s` chose for-update: leaving for-update undoes it.
-    _hold_tx_by_strategy = False
-
-    def action_cycle_strategy(self) -> None:
+    def cycle_strategy(self) -> None:
+        """`s` changes the claim strategy only; `t` alone holds the claim transaction."""
         current = self.loadgen.settings.strategy
         order = list(STRATEGIES)
         new = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
-        hint = STRATEGY_HINTS.get(new, "")
-        if new == "for-update" and not self.loadgen.settings.hold_tx:
-            # A claim alone commits in a millisecond, too fast for any poll to see the queue
-            # behind the first row; held through the work, every worker visibly waits on it.
-            self.loadgen.set_knobs(strategy=new, hold_tx=True)
-            self._hold_tx_by_strategy = True
-            hint += (
-                "; hold transaction turned ON so the pile-up behind one blocker shows "
-                "(t turns it off)"
-            )
-        elif self._hold_tx_by_strategy:
-            self.loadgen.set_knobs(strategy=new, hold_tx=False)
-            self._hold_tx_by_strategy = False
-            hint += "; hold transaction back off"
-        else:
-            self.loadgen.set_strategy(new)
-        self.notify(f"strategy {new}: {hint}", timeout=6)
+        self.loadgen.set_strategy(new)
+        self._app.notify(describe(new, self.loadgen.settings.hold_tx), timeout=8)
 
-    def action_toggle_hold_tx(self) -> None:
-        self._hold_tx_by_strategy = False
+    def toggle_hold_tx(self) -> None:
         on = not self.loadgen.settings.hold_tx
         self.loadgen.set_hold_tx(on)
-        self.notify(
-            "hold transaction ON: workers keep the claim transaction open while they work"
+        self._app.notify(describe(self.loadgen.settings.strategy, on), timeout=8)
+
+    def toggle_chaos(self) -> None:
+        on = not self.loadgen.settings.crash_rate
+        self.loadgen.set_random_crashes(on)
+        self._app.notify(
+            "random crashes ON: now and then a worker exits right after its claim, leaving a "
+            "stale lease (tab 4 marks them 'random crash')"
             if on
-            else "hold transaction off: claims commit before work",
-            timeout=5,
+            else "random crashes off: the only stale leases are the ones ! makes",
+            timeout=6,
         )
 
-    def action_crash_worker(self) -> None:
+    def crash_worker(self) -> None:
         worker = self._newest_live()
         if worker is None:
-            self.notify("no live worker to crash", severity="warning", timeout=3)
+            self._app.notify("no live worker to crash", severity="warning", timeout=3)
             return
         self.loadgen.crash_worker(worker.k)  # this one, the one named: not whoever is newest
-        self.notify(
+        self._app.notify(
             f"{worker.session} (pid {worker.backend_pid or '-'}) will exit hard after "
             "its next claim; a new worker replaces it",
             timeout=5,
         )
 
-    def action_stall_worker(self) -> None:
+    def stall_worker(self) -> None:
         worker = self._newest_live()
         if worker is None:
-            self.notify("no live worker to stall", severity="warning", timeout=3)
+            self._app.notify("no live worker to stall", severity="warning", timeout=3)
             return
         self.loadgen.stall_worker(STALL_S)
-        self.notify(
+        self._app.notify(
             f"{worker.session} sits idle in a transaction holding a row lock for {STALL_S:g}s",
             timeout=5,
         )
 
-    def action_toggle_producer(self) -> None:
+    def toggle_producer(self) -> None:
         paused = not self._stats().producer_paused
         self.loadgen.pause_producer(paused)
-        self.notify("producer paused: no new jobs" if paused else "producer resumed", timeout=3)
+        self._app.notify(
+            "producer paused: no new jobs" if paused else "producer resumed", timeout=3
+        )

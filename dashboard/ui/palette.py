@@ -14,7 +14,9 @@ from typing import Any
 
 from textual.app import SystemCommand
 from textual.binding import Binding
+from textual.widgets import TabbedContent
 
+from dashboard.ui.layout import PANELS
 from dashboard.ui.screens.help import keys_text
 from dashboard.ui.widgets.tables import StaleLeaseTable, session_bindings
 
@@ -84,5 +86,19 @@ def session_commands(app: Any) -> Iterable[SystemCommand]:
         yield _command(
             f"{b.description} (session)",
             f"{b.tooltip} of the waiting or idle tab (key {keys_text(b.key)} in tabs 2 and 3)",
-            lambda what=what: app.call_later(app.signal_open_session, what),
+            lambda what=what: app.call_later(signal_open_session, app, what),
         )
+
+
+def signal_open_session(app: Any, action: str) -> None:
+    """Cancel or terminate from the palette: the session under the open tab's cursor."""
+    active = app.query_one(TabbedContent).active
+    table_id = next((t for p, t, _ in PANELS if p == active), None)
+    if table_id not in SESSION_TABLES:
+        app.notify(
+            f"{action}: open tab 2 (waiting) or 3 (idle) and put the cursor on the session first",
+            severity="warning",
+            timeout=6,
+        )
+        return
+    app.action_signal_session(action, table_id)

@@ -1,26 +1,48 @@
-"""Polling: one thread worker per poll, the next armed when the last one ends."""
+"""Where the dashboard's snapshots come from: a source that posts them to the app.
+
+The app does not poll; a `SnapshotSource` does, and posts `SnapshotReady` (or
+`PollFailed`) to it. The app applies the snapshot, then tells the source it
+landed, and the source decides when the next one comes and what the header
+says about the link (through `on_link`). The `Poller` is the source that reads a
+database: one thread worker per poll on its own monitor connection, the next
+poll armed when the last one ends (polls never pile up behind a slow database),
+a backoff after failures with a countdown in the header.
+
+A recording's replay is another source: `QueuetopApp(spec, source=factory)` makes
+it with `factory(app, on_link=…)`; it posts the same SnapshotReady messages from
+its frames on a timer of its own (app.set_interval), says `live = False` (so the
+app turns the actions off and shows no job browser on a database), reports a link
+such as LinkState("replay", "12:03:04") through on_link, and takes pause and
+interval (the replay speed) as the poller does. `StaticSource` is the smallest
+source: fixed snapshots, nothing polled. tests/test_ui_source.py drives the app
+with one that replays frames.
+"""
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import psycopg
 from psycopg import errors
-from textual import work
 from textual.timer import Timer
-from textual.worker import Worker, WorkerState
 
 from dashboard import db
 from dashboard.errors import UserError
+from dashboard.models import Snapshot
+from dashboard.monitor import Monitor
 from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.widgets.status import LinkState
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
+POLL_GROUP = "poll"
 
 
-def _one_line_error(exc: BaseException) -> str:
+def one_line_error(exc: BaseException) -> str:
+    """An exception as one line for the header or a notification, passwords scrubbed."""
     if isinstance(exc, db.ConnectionFailed):
         return exc.reason  # the driver's reason, without the command-line advice
     if isinstance(exc, UserError) and isinstance(exc.__cause__, psycopg.Error):
@@ -29,7 +51,7 @@ def _one_line_error(exc: BaseException) -> str:
     return redact.scrub(text.splitlines()[0]) if text else type(exc).__name__
 
 
-def link_of(snap, interval: float) -> LinkState:
+def link_of(snap: Snapshot, interval: float) -> LinkState:
     """The header's state after a poll: live, slow, or which section is behind and why.
 
     A table locked by someone else degrades only the sections that read it: the poll
@@ -46,127 +68,268 @@ def link_of(snap, interval: float) -> LinkState:
     return LinkState("live")
 
 
-class PollingMixin:
-    """Polls a monitor.Monitor for QueuetopApp; a slow or locked database never stacks polls.
+class SnapshotSource(Protocol):
+    """What the app needs from whatever brings it snapshots."""
 
-    Expects on the app: dsn, spec, interval, paused, polling_enabled, link, snapshot,
-    polls_started, snapshots_applied, failures, _conn, _timer, _in_flight, _new_timeouts,
-    _retry_at, _countdown, apply_snapshot() and _render_chrome().
+    live: bool  # a database is behind it: the recovery actions may run
+    polls_started: int
+    failures: int  # in a row, since the last snapshot
+
+    def start(self) -> None: ...  # the app is mounted: bring the first snapshot
+    def stop(self) -> None: ...  # the app is going: no more snapshots
+    def poll_now(self) -> None: ...  # `r`
+    def poll_soon(self) -> None: ...  # after an action: now, or once the one under way lands
+    def request_exact(self) -> bool: ...  # `e`: count exactly next time; False if it cannot
+    def pause(self, paused: bool) -> None: ...
+    def set_interval(self, seconds: float) -> None: ...
+    def landed(self, snap: Snapshot) -> None: ...  # the app applied a SnapshotReady
+    def failed(self, message: PollFailed) -> None: ...  # the app received a PollFailed
+    def crashed(self, error: BaseException | None) -> None: ...  # its worker raised
+
+
+# How the app makes its source: factory(app, on_link=…), `app` for posting messages and
+# timers, `on_link` for what the header says about the link.
+SourceFactory = Callable[..., SnapshotSource]
+
+
+class StaticSource:
+    """Fixed snapshots (tests, screenshots): nothing is polled, the header says static."""
+
+    live = False
+    polls_started = 0
+    failures = 0
+
+    def __init__(self, app: Any, on_link: Callable[[LinkState], None]) -> None:
+        on_link(LinkState("static"))
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def poll_now(self) -> None:
+        pass
+
+    def poll_soon(self) -> None:
+        pass
+
+    def request_exact(self) -> bool:
+        return False
+
+    def pause(self, paused: bool) -> None:
+        pass
+
+    def set_interval(self, seconds: float) -> None:
+        pass
+
+    def landed(self, snap: Snapshot) -> None:
+        pass
+
+    def failed(self, message: PollFailed) -> None:
+        pass
+
+    def crashed(self, error: BaseException | None) -> None:
+        pass
+
+
+class Poller:
+    """Polls a monitor.Monitor on its own connection for `app`; see the module docstring.
+
+    `app` is used for its thread workers, timers and message queue only.
     """
 
-    _conn: psycopg.Connection | None
-    _timer: Timer | None
+    live = True
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
-    def poll(self) -> None:
+    def __init__(
+        self,
+        app: Any,
+        monitor: Monitor,
+        dsn: str,
+        interval: float,
+        on_link: Callable[[LinkState], None],
+    ) -> None:
+        self._app = app
+        self._on_link = on_link
+        self.monitor = monitor
+        self.dsn = dsn
+        self.interval = interval
+        self.conn: psycopg.Connection | None = None  # the monitor connection, in the worker
+        self.in_flight = False
+        self.paused = False
+        self.polls_started = 0
+        self.failures = 0
+        self.link = LinkState("connecting")
+        self._landed_once = False
+        self._again = False  # poll again as soon as the one under way lands
+        self._new_timeouts = False  # reconnect: statement timeouts follow the interval
+        self._timer: Timer | None = None
+        self._countdown: Timer | None = None
+        self._retry_at: float | None = None  # when a failed poll is retried
+        on_link(self.link)
+
+    @property
+    def retrying(self) -> bool:
+        """A failed poll's retry is counting down in the header."""
+        return self._countdown is not None
+
+    # --- what the app calls ---------------------------------------------------------------
+
+    def start(self) -> None:
+        self._start()
+
+    def stop(self) -> None:
+        self._cancel_timer()
+        self._stop_countdown()
+        if not self.in_flight:  # an in-flight poll ends within its statement timeout
+            self._drop_connection()
+
+    def poll_now(self) -> None:
+        self._start()
+
+    def poll_soon(self) -> None:
+        """Poll now; if a poll is under way (it may predate a change), once it lands."""
+        if self.in_flight:
+            self._again = True
+        else:
+            self._start()
+
+    def request_exact(self) -> bool:
+        self.monitor.request_exact()
+        self._start()
+        return True
+
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+        if paused:
+            self._cancel_timer()
+            self._stop_countdown()
+            self._set_link(LinkState("paused"))
+        else:
+            self._set_link(LinkState("live" if self._landed_once else "connecting"))
+            self._start()
+
+    def set_interval(self, seconds: float) -> None:
+        self.interval = seconds
+        self._new_timeouts = True  # the next poll reconnects with timeouts under it
+        if not self.in_flight:
+            self._arm(min(seconds, 0.2))
+
+    def landed(self, snap: Snapshot) -> None:
+        self.in_flight = False
+        self._landed_once = True
+        self.failures = 0
+        self._stop_countdown()
+        self._set_link(LinkState("paused") if self.paused else link_of(snap, self.interval))
+        if self._again and not self.paused:
+            self._again = False
+            self._start()
+        else:
+            self._arm(self.interval)
+
+    def failed(self, message: PollFailed) -> None:
+        self.in_flight = False
+        self.failures += 1
+        delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
+        self._set_link(LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason))
+        self._arm(delay)
+        if self.paused:
+            return
+        self._retry_at = time.monotonic() + delay
+        if self._countdown is None:
+            self._countdown = self._app.set_interval(1.0, self._count_down)
+
+    def crashed(self, error: BaseException | None) -> None:
+        """A bug, not the database: the header says so and polling goes on."""
+        self.in_flight = False
+        reason = one_line_error(error) if error is not None else "poll worker failed"
+        self._app.post_message(PollFailed(reason, "internal error"))
+
+    # --- the poll, in a thread worker ---------------------------------------------------------
+
+    def _poll(self) -> None:
         """One poll on the monitor connection, opened (again) if needed."""
+        post = self._app.post_message
         try:
             if self._new_timeouts:
                 self._new_timeouts = False
                 self._drop_connection()
             snap = self._collect_reconnecting()
         except errors.QueryCanceled as exc:  # statement timeout: slow, still connected
-            self.post_message(PollFailed(_one_line_error(exc), "timed out"))
+            post(PollFailed(one_line_error(exc), "timed out"))
             return
         except errors.LockNotAvailable as exc:  # lock timeout: e.g. a LOCK TABLE on the queue
-            self.post_message(PollFailed(_one_line_error(exc), "blocked"))
+            post(PollFailed(one_line_error(exc), "blocked"))
             return
         except (psycopg.OperationalError, UserError, OSError) as exc:
             self._drop_connection()
-            self.post_message(PollFailed(_one_line_error(exc), "disconnected"))
+            post(PollFailed(one_line_error(exc), "disconnected"))
             return
         except psycopg.Error as exc:  # e.g. the queue table was dropped or renamed
             self._drop_connection()
-            self.post_message(PollFailed(_one_line_error(exc), "error"))
+            post(PollFailed(one_line_error(exc), "error"))
             return
-        self.post_message(SnapshotReady(snap))
+        post(SnapshotReady(snap))
 
-    def _collect(self):  # -> Snapshot, on the connection opened (again) if needed
-        if self._conn is None or self._conn.closed:
+    def _collect(self) -> Snapshot:
+        if self.conn is None or self.conn.closed:
             timeout_ms = db.monitor_timeout_ms(self.interval)
-            self._conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
+            self.conn = db.connect_monitor(self.dsn, timeout_ms=timeout_ms)
         self.monitor.interval = self.interval
-        return self.monitor.poll(self._conn)
+        return self.monitor.poll(self.conn)
 
-    def _collect_reconnecting(self):
+    def _collect_reconnecting(self) -> Snapshot:
         """A connection that was fine and is lost now (a terminated backend, a restart, a
         network blip) is opened again at once, not after a backoff: the server is most
         likely there. Only if that fails too does the poll fail (and back off)."""
-        had = self._conn is not None and not self._conn.closed
+        had = self.conn is not None and not self.conn.closed
         try:
             return self._collect()
         except (psycopg.OperationalError, OSError):
-            lost = self._conn is not None and (self._conn.broken or self._conn.closed)
+            lost = self.conn is not None and (self.conn.broken or self.conn.closed)
             if not (had and lost):  # a timeout on a live connection, or no server at all
                 raise
         self._drop_connection()
         return self._collect()
 
     def _drop_connection(self) -> None:
-        conn, self._conn = self._conn, None
+        conn, self.conn = self.conn, None
         if conn is not None:
             try:
                 conn.close()
             except psycopg.Error:  # already broken; closing is best effort
                 pass
 
-    def _start_poll(self) -> None:
-        if self._in_flight or not self.polling_enabled:
+    # --- timers -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self.in_flight:
             return
         self._cancel_timer()
-        self._in_flight = True
+        self.in_flight = True
         self.polls_started += 1
         if self._retry_at is not None:  # the header says so while the retry runs
             self._retry_at = None
-            self.link = LinkState(self.link.kind, "retrying now", self.link.reason)
-            self._render_chrome()
-        self.poll()
+            self._set_link(LinkState(self.link.kind, "retrying now", self.link.reason))
+        self._app.run_worker(
+            self._poll,
+            name="poll",
+            group=POLL_GROUP,
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def _arm(self, delay: float) -> None:
         """The next poll starts `delay` after the last one ended, never on top of it."""
         self._cancel_timer()
-        if not self.paused and self.polling_enabled:
-            self._timer = self.set_timer(delay, self._start_poll)
+        if not self.paused:
+            self._timer = self._app.set_timer(delay, self._start)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "poll":
-            return
-        if event.state == WorkerState.ERROR:  # a bug, not the database: show it, keep going
-            self._in_flight = False
-            self.post_message(PollFailed(_one_line_error(event.worker.error), "internal error"))
-
-    def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        self._in_flight = False
-        if not self.is_running:  # a poll that ends while the app shuts down: widgets are gone
-            return
-        self.failures = 0
-        self._stop_countdown()
-        snap = message.snapshot
-        self.link = link_of(snap, self.interval)
-        if self.paused:
-            self.link = LinkState("paused")
-        self.apply_snapshot(snap)
-        self._arm(self.interval)
-
-    def on_poll_failed(self, message: PollFailed) -> None:
-        self._in_flight = False
-        if not self.is_running:
-            return
-        self.failures += 1
-        delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
-        self.link = LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason)
-        self._render_chrome()
-        self._arm(delay)
-        if self.paused or not self.polling_enabled:
-            return
-        self._retry_at = time.monotonic() + delay
-        if self._countdown is None:
-            self._countdown = self.set_interval(1.0, self._count_down)
 
     def _count_down(self) -> None:
         """The header's 'retrying in Ns' counts down, not frozen at the backoff it began at."""
@@ -174,11 +337,14 @@ class PollingMixin:
             return
         left = math.ceil(self._retry_at - time.monotonic())
         if left >= 1:
-            self.link = LinkState(self.link.kind, f"retrying in {left}s", self.link.reason)
-            self._render_chrome()
+            self._set_link(LinkState(self.link.kind, f"retrying in {left}s", self.link.reason))
 
     def _stop_countdown(self) -> None:
         self._retry_at = None
         if self._countdown is not None:
             self._countdown.stop()
             self._countdown = None
+
+    def _set_link(self, link: LinkState) -> None:
+        self.link = link
+        self._on_link(link)

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
+from dashboard.actions.requests import ActionKind
 from dashboard.models import QueueSpec
 from dashboard.ui.screens.confirm import MAX_IDS, dead_line, job_line
 
@@ -178,7 +179,7 @@ class JobListScreen(ModalScreen[None]):
     class Chosen(Message):
         """The operator chose `action` (forced or not) for the jobs of `listing`."""
 
-        def __init__(self, listing: JobListScreen, action: str, force: bool) -> None:
+        def __init__(self, listing: JobListScreen, action: ActionKind, force: bool) -> None:
             super().__init__()
             self.listing = listing
             self.action = action
@@ -235,8 +236,9 @@ class JobListScreen(ModalScreen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    def action_choose(self, action: str, force: bool) -> None:
-        if action == "retry-dead":
+    def action_choose(self, name: str, force: bool) -> None:
+        action = ActionKind(name)  # the binding's word, typed from here on
+        if action is ActionKind.RETRY_DEAD:
             if self.dead:
                 self.post_message(self.Chosen(self, action, force))
             else:
@@ -267,6 +269,6 @@ def skipped_text(skipped: Sequence[Skipped], action: str, force: bool) -> str:
     text = ", ".join(f"{s.id}: {s.reason}" for s in skipped[:MAX_IDS])
     text += f" +{len(skipped) - MAX_IDS} more" if len(skipped) > MAX_IDS else ""
     leases = any(s.reason.startswith("lease") for s in skipped)
-    if leases and action == "requeue" and not force:
+    if leases and action == ActionKind.REQUEUE and not force:
         text += " (F forces a requeue)"
     return text

@@ -228,6 +228,7 @@ class KeyedTable(ScrollView, can_focus=True):
         a pid, a job id, a lock group)."""
         keep, keep_index = self.cursor_key(), self.cursor_row
         was_visible = self._row_visible(keep_index)
+        before = self._keys
         self.items = dict(rows)
         self._keys = list(self.items)
         self._index = {key: i for i, key in enumerate(self._keys)}
@@ -238,15 +239,31 @@ class KeyedTable(ScrollView, can_focus=True):
             self.cursor_row = self._index[keep]
         else:
             self.cursor_row = max(0, min(keep_index, len(keys) - 1))
+        shown = self.shown
         size = Size(self._width, len(keys) + 1)
         if size != self.virtual_size:
-            if self.shown:
+            if shown:
                 self.virtual_size = size
             else:  # in a hidden tab: no layout of the whole screen now, it gets one when shown
                 self.set_reactive(KeyedTable.virtual_size, size)
         if was_visible and not self._row_visible(self.cursor_row):
             self._scroll_to_cursor()
-        self.refresh()  # lines whose values did not change are not rendered again
+        if not shown:
+            return  # a hidden table is painted whole when it is shown
+        if keys != before or self.cursor_row != keep_index:
+            self.refresh()  # rows moved: lines whose values did not change are kept anyway
+            return
+        self._refresh_changed_lines()
+
+    def _refresh_changed_lines(self) -> None:
+        """Repaint only the rows in view whose values differ from the line drawn for them:
+        a table whose rows did not change paints nothing."""
+        top = round(self.scroll_y)
+        for index in range(top, min(top + self.page_rows, len(self._keys))):
+            key = self._keys[index]
+            hit = self._lines.get(key)
+            if hit is None or hit[0] != tuple(self.values(key, self.items[key])):
+                self._refresh_row(index)
 
     def move_cursor(self, row: int) -> None:
         if not self._keys:

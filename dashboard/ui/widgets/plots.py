@@ -10,10 +10,13 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual_plotext import PlotextPlot
+from textual_plotext.plot import Plot
 
 from dashboard.ui.history import History
+from dashboard.ui.widgets import plot_lines
 
 _CONSOLE = Console()
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
@@ -94,6 +97,16 @@ class HistoryPlot(PlotextPlot):
         self.border_title = self.TITLE
         self._drawn: tuple | None = None
         self._strips: list[Strip] | None = None
+        self._strips_size = Size(0, 0)  # the size they were drawn for
+        self._on_screen: list[Strip] | None = None  # the strips last painted
+        self._frame_key: tuple | None = None  # what _frame_cells were built for
+        self._frame_cells: plot_lines.Cells | None = None
+        self._rows: dict[tuple, Strip] = {}  # the last picture's rows, by their cells
+        self._frame = Plot()  # axes and labels only: see _matrix_strips
+        self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
+        self._lims: tuple | None = None  # (xlim, ylim) of those lines
+        self._ticks: list[float] = []  # the y ticks
+        self._plotted = False  # self.plt holds this picture
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -102,12 +115,18 @@ class HistoryPlot(PlotextPlot):
 
     def _redraw(self) -> None:
         self._strips = None  # the same data in the new theme's colours
+        self._rows = {}
         self.refresh()
 
     def on_resize(self) -> None:
         self.replot()  # the points kept depend on the width
 
+    def on_show(self) -> None:
+        self.replot()  # shown again (a larger terminal): what it skipped while hidden
+
     def replot(self) -> None:
+        if not self.display:  # hidden on a small terminal: drawn when it is shown again
+            return
         times = self.history.times
         if not times:
             drawing: tuple = ("no data yet", self.size)
@@ -130,23 +149,65 @@ class HistoryPlot(PlotextPlot):
         if drawing == self._drawn:
             return
         self._drawn = drawing
-        plt = self.plt
+        self._plotted = False  # self.plt holds an older picture (see plotext_figure)
+        if not times:
+            self._lines, self._lims, self._ticks = [], None, []
+        else:
+            self._ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
+            # counts and ages are never negative
+            self._lims = ((-span, 0), (0, max(top, self._ticks[-1], 1) * 1.1))
+            self._lines = [(xs, ys, color) for (xs, ys), color in lines]
+        # the frame alone: the lines are drawn by plot_lines. One point far off the canvas
+        # stands for them, so that plotext draws the axes as it does for data.
+        stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
+        self._configure(self._frame, stand_in)
+        self._repaint()
+
+    def plotext_figure(self):  # -> the Plot (self.plt), holding the whole picture
+        """This picture drawn by plotext alone (the lines too): for the ANSI path."""
+        if not self._plotted:
+            self._configure(self.plt, self._lines)
+            self._plotted = True
+        return self.plt
+
+    def _repaint(self) -> None:
+        """Paint the lines whose cells changed: a new point or label moves one or two lines
+        of a plot, and the rest of it is not sent to the terminal again."""
+        old, self._strips = self._strips, None
+        # only lines known to be on screen, at this size, are compared: anything else (the
+        # first layout, a resize, strips never painted) is repainted whole
+        if not old or old is not self._on_screen or self._strips_size != self.size:
+            self.refresh()
+            return
+        try:
+            new = self._matrix_strips()
+        except (AttributeError, IndexError, TypeError):  # the ANSI path: see render_line
+            self.refresh()
+            return
+        self._strips = new
+        if len(new) != len(old):
+            self.refresh()
+            return
+        for y, (was, now) in enumerate(zip(old, new, strict=True)):
+            if was is not now and list(was) != list(now):
+                self.refresh(Region(0, y, self.size.width, 1))  # content coordinates
+
+    def _configure(self, plt, lines: list) -> None:
         plt.clear_data()
         plt.xlabel("")
-        if not times:
+        if self._lims is None:
             plt.title("no data yet")
-        else:
-            plt.title("")
-            for (xs, ys), color in lines:
-                plt.plot(xs, ys, color=color, marker="braille")
-            ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
-            plt.ylim(0, max(top, ticks[-1], 1) * 1.1)  # counts and ages are never negative
-            plt.yticks(ticks, [tick_label(t) for t in ticks])
-            plt.xlim(-span, 0)
-            xticks = [-span, -span // 2, 0]
-            plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
-        self._strips = None
-        self.refresh()
+            return
+        (xlo, xhi), (ylo, yhi) = self._lims
+        ticks = self._ticks
+        plt.title("")
+        for xs, ys, color in lines:
+            plt.plot(xs, ys, color=color, marker="braille")
+        plt.ylim(ylo, yhi)
+        plt.yticks(ticks, [tick_label(t) for t in ticks])
+        plt.xlim(xlo, xhi)
+        xticks = [xlo, xlo // 2, 0]
+        plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
 
     # --- drawing: plotext's cell matrix straight into strips ---------------------------------
 
@@ -167,29 +228,55 @@ class HistoryPlot(PlotextPlot):
             except (AttributeError, IndexError, TypeError):
                 self._strips = []
         if not self._strips:
+            self.plotext_figure()
             return super().render_line(y)
+        self._on_screen = self._strips
         if y < len(self._strips):
             return self._strips[y]
         return Strip.blank(self.size.width, self.rich_style)
 
     def _matrix_strips(self) -> list[Strip]:
-        plot = self._plot
+        """The frame from plotext, the lines drawn into it here (plot_lines), as strips."""
+        return self._strips_of(self._frame, self._lines)
+
+    def _cells_of(self, plot) -> plot_lines.Cells:
+        """`plot` built by plotext at this size and theme. The frame's cells are kept: until
+        its limits, ticks, size or theme change, the next lines are drawn on a copy."""
         width, height = self.size
+        theme = self._get_plotext_theme_name(self.app.theme)
+        key = (self.size, theme, self._lims, tuple(self._ticks), bool(self._lines))
+        if plot is self._frame and self._frame_cells is not None and self._frame_key == key:
+            return self._frame_cells.copy()
         plot.plotsize(width, height)
         plot._set_size(width, height)
-        plot.theme(self._get_plotext_theme_name(self.app.theme))
+        plot.theme(theme)
         plot._set_sizes()
         plot._build_matrix()
-        matrix = plot.monitor.matrix
+        cells = plot_lines.Cells.of(plot.monitor.matrix)
+        if plot is self._frame:
+            self._frame_key, self._frame_cells = key, cells.copy()
+        return cells
+
+    def _strips_of(self, plot, lines: list) -> list[Strip]:
+        """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
+        width, _ = self._strips_size = self.size
+        matrix = self._cells_of(plot)
+        if lines:
+            plot_lines.draw(matrix, lines, *self._lims)
         strips = []
-        for row in reversed(matrix.Rows):  # plotext counts rows from the bottom
-            cells = zip(
-                matrix.marker[row],
-                matrix.fullground[row],
-                matrix.style[row],
-                matrix.background[row],
-                strict=True,
+        made: dict[tuple, Strip] = {}  # this picture's rows, by their cells
+        for row in reversed(range(len(matrix.marker))):  # plotext counts rows from the bottom
+            key = (
+                width,
+                tuple(matrix.marker[row]),
+                tuple(matrix.fullground[row]),
+                tuple(matrix.style[row]),
+                tuple(matrix.background[row]),
             )
+            if (strip := self._rows.get(key)) is not None:  # the same row as last time
+                strips.append(made.setdefault(key, strip))
+                continue
+            cells = zip(*key[1:], strict=True)
             segments: list[Segment] = []
             run: list[str] = []
             look = None
@@ -201,7 +288,9 @@ class HistoryPlot(PlotextPlot):
                 run.append(char)
             if run:
                 segments.append(Segment("".join(run), _rich_style(*look)))
-            strips.append(Strip(segments).crop_extend(0, width, None))
+            strip = made[key] = Strip(segments).crop_extend(0, width, None)
+            strips.append(strip)
+        self._rows = made
         return strips
 
     def series(self) -> list[tuple[list[float], str | int]]:  # pragma: no cover - overridden

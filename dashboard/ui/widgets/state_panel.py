@@ -84,6 +84,7 @@ class StatePanel(Static):
 
     _last: tuple[Snapshot | None, QueueSpec | None] = (None, None)
     _shown: tuple | None = None
+    _text: Text | None = None  # what it shows now
 
     def on_resize(self) -> None:
         self.show(*self._last)  # the clipping depends on the width
@@ -95,6 +96,7 @@ class StatePanel(Static):
             return
         self._last, self._shown = (snap, spec), shown
         if snap is None:
+            self._text = None
             self.update(Text("waiting for the first snapshot…", style="dim"), layout=False)
             return
         width = max(self.content_size.width, 30)
@@ -156,5 +158,8 @@ class StatePanel(Static):
                 notes.append(f"  +{hidden} more lines", "dim italic")
         for line, style in extra:
             notes.append("\n" + line, style)
-        # a fixed size in app.tcss: new numbers never move anything else on the screen
-        self.update(text, layout=False)
+        # a fixed size in app.tcss: new numbers never move anything else on the screen;
+        # the same numbers as last time paint nothing
+        if text != self._text:
+            self._text = text
+            self.update(text, layout=False)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from dashboard.models import Snapshot
+from dashboard import db
+from dashboard.models import QueueSpec, Snapshot
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,15 @@ STYLES = {
 }
 
 
+def place(snap: Snapshot | None, dsn: str | None, spec: QueueSpec | None) -> tuple[str, str]:
+    """Where queuetop looks and at which queue: from the snapshot, else from the DSN (its
+    password never shown) and the spec."""
+    if snap is not None:
+        return f"{snap.server.user}@{snap.server.address}/{snap.server.database}", snap.queue
+    where = db.safe_dsn(dsn) if dsn else "libpq defaults"
+    return where, str(spec.table) if spec else "-"
+
+
 class StatusBar(Static):
     """One line: server, database, queue table, refresh interval, connection state."""
 
@@ -42,14 +52,15 @@ class StatusBar(Static):
     def show(
         self,
         *,
-        where: str,
-        queue: str,
+        snap: Snapshot | None,
+        fallback: tuple[str | None, QueueSpec | None],
         interval: float,
         link: LinkState,
-        snap: Snapshot | None,
         read_only: bool,
         actions: str = "",
     ) -> None:
+        """Draw the line; `fallback` (dsn, spec) names server and queue before a snapshot."""
+        where, queue = place(snap, *fallback)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
         state = link.kind + (f", {link.detail}" if link.detail else "")

@@ -1,0 +1,278 @@
+"""queuetop watch beside pg_activity: client CPU, backend CPU and RSS on the demo under load.
+
+The demo queue of a private embedded server (or --dsn) is kept busy by the load
+generator (`queuetop load`, its own processes) for the whole run. Then each
+monitor runs alone for a window, in a pseudo-terminal of 200x50, at the same
+refresh interval: `queuetop watch --interval 1` and `pg_activity --refresh 1`,
+alternating which one goes first in each round. For each window the bench reads
+/proc: the client's CPU (user + system, all its threads), its backend's CPU
+(the server process serving the monitor's own connection) and the client's RSS.
+It prints each window, the mean per monitor, and queuetop / pg_activity ratios.
+
+pg_activity is installed on first use into .cache/pg_activity (pip --target),
+which git ignores. Numbers measured on a shared machine are noisy: the ratio of
+windows measured side by side in one run is what to read.
+
+    .venv/bin/python bench/vs_pg_activity.py [--window 30] [--rounds 2] [--interval 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import pty
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import process_cpu_s, server  # noqa: E402
+from dashboard.setup import schema  # noqa: E402
+
+PG_ACTIVITY_DIR = ROOT / ".cache" / "pg_activity"
+PG_ACTIVITY_VERSION = "3.6.2"
+COLUMNS, LINES = 200, 50
+WARMUP_S = 5.0  # past the start: imports, the first polls, the capability check
+QUEUETOP = "queuetop"
+PG_ACTIVITY = "pg_activity"
+
+
+def ensure_pg_activity() -> Path:
+    """pg_activity into an ignored folder of this checkout, once."""
+    if not (PG_ACTIVITY_DIR / "pgactivity").is_dir():
+        print(f"installing pg_activity {PG_ACTIVITY_VERSION} into {PG_ACTIVITY_DIR} ...")
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--target",
+                str(PG_ACTIVITY_DIR),
+                f"pg_activity=={PG_ACTIVITY_VERSION}",
+            ],
+            check=True,
+        )
+    return PG_ACTIVITY_DIR
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Terminal:
+    """A child process on a pseudo-terminal of COLUMNS x LINES, its output drained."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        self.master = master
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        )
+        os.close(slave)
+        self.received = 0
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.received += len(chunk)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # queuetop: as `q`; pg_activity: ends
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        os.close(self.master)
+        self._reader.join(2)
+
+
+@dataclass
+class Window:
+    monitor: str
+    client_pct: float
+    backend_pct: float
+    rss_mb: float
+    bytes_per_s: float
+
+
+def backend_pids(conn: psycopg.Connection, app: str, exclude: set[int]) -> list[int]:
+    rows = conn.execute(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+        " AND backend_type = 'client backend'",
+        (app,),
+    ).fetchall()
+    return [r[0] for r in rows if r[0] not in exclude]
+
+
+def wait_for_backend(conn: psycopg.Connection, app: str, proc: subprocess.Popen) -> list[int]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        pids = backend_pids(conn, app, set())
+        if pids:
+            return pids
+        if proc.poll() is not None:
+            raise SystemExit(f"{app} exited with {proc.returncode} before connecting")
+        time.sleep(0.2)
+    raise SystemExit(f"{app} did not connect within 60 s")
+
+
+def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(LINES)}
+    if monitor == QUEUETOP:
+        argv = [
+            str(Path(sys.executable).with_name("queuetop")),
+            "watch",
+            "--dsn",
+            dsn,
+            "--interval",
+            f"{interval:g}",
+        ]
+        app = "queuetop"
+    else:
+        argv = [sys.executable, "-m", "pgactivity", "--refresh", f"{interval:g}", dsn]
+        env["PYTHONPATH"] = str(PG_ACTIVITY_DIR)
+        app = "pg_activity"
+    with psycopg.connect(dsn, autocommit=True, application_name="queuetop-bench") as conn:
+        term = Terminal(argv, env)
+        try:
+            wait_for_backend(conn, app, term.proc)
+            time.sleep(WARMUP_S)
+            # queuetop's short-lived connections (the permission check) are gone by now
+            backends = backend_pids(conn, app, set())
+            client0 = process_cpu_s(term.proc.pid)
+            server0 = sum(process_cpu_s(p) for p in backends)
+            bytes0, t0 = term.received, time.monotonic()
+            time.sleep(window)
+            client1 = process_cpu_s(term.proc.pid)
+            server1 = sum(process_cpu_s(p) for p in backends)
+            bytes1, t1 = term.received, time.monotonic()
+            rss = rss_mb(term.proc.pid)
+            if term.proc.poll() is not None:
+                raise SystemExit(f"{monitor} exited with {term.proc.returncode} in its window")
+        finally:
+            term.stop()
+    wall = t1 - t0
+    return Window(
+        monitor,
+        100 * (client1 - client0) / wall,
+        100 * (server1 - server0) / wall,
+        rss,
+        (bytes1 - bytes0) / wall,
+    )
+
+
+def start_load(dsn: str, seconds: float, workers: int) -> subprocess.Popen:
+    queuetop = str(Path(sys.executable).with_name("queuetop"))
+    return subprocess.Popen(
+        [
+            queuetop,
+            "load",
+            "--dsn",
+            dsn,
+            "--workers",
+            str(workers),
+            "--duration",
+            f"{seconds:.0f}",
+            "--fail-rate",
+            "0.02",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def report(windows: list[Window]) -> None:
+    print()
+    print(f"{'window':>6} {'monitor':12} {'client CPU':>11} {'backend CPU':>12} {'RSS':>8}")
+    for i, w in enumerate(windows, 1):
+        print(
+            f"{i:>6} {w.monitor:12} {w.client_pct:10.2f}% {w.backend_pct:11.2f}% {w.rss_mb:6.0f} MB"
+        )
+    mean = {}
+    for name in (QUEUETOP, PG_ACTIVITY):
+        mine = [w for w in windows if w.monitor == name]
+        mean[name] = (
+            statistics.mean(w.client_pct for w in mine),
+            statistics.mean(w.backend_pct for w in mine),
+            statistics.mean(w.rss_mb for w in mine),
+        )
+        c, b, r = mean[name]
+        print(f"{'mean':>6} {name:12} {c:10.2f}% {b:11.2f}% {r:6.0f} MB")
+    (qc, qb, qr), (pc, pb, pr) = mean[QUEUETOP], mean[PG_ACTIVITY]
+    print(
+        f"queuetop / pg_activity: client CPU {qc / max(pc, 1e-9):.2f}x (target <= 2), "
+        f"backend CPU {qb / max(pb, 1e-9):.2f}x, RSS {qr / max(pr, 1e-9):.2f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", help="a server to use (default: a private embedded one)")
+    parser.add_argument("--window", type=float, default=30.0, help="seconds per window")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds, both orders alternating")
+    parser.add_argument("--interval", type=float, default=1.0, help="both monitors' refresh")
+    parser.add_argument("--workers", type=int, default=4, help="load generator workers")
+    args = parser.parse_args()
+    ensure_pg_activity()
+    with server(args.dsn) as dsn:
+        schema.ensure_demo(dsn)
+        per_window = args.window + WARMUP_S + 8
+        load = start_load(dsn, args.rounds * 2 * per_window + 30, args.workers)
+        try:
+            time.sleep(3)  # the workers connect, the producer fills the queue
+            print(
+                f"demo under load ({args.workers} workers), {args.window:g}s windows at "
+                f"{COLUMNS}x{LINES}, refresh {args.interval:g}s, {args.rounds} rounds "
+                "(measured while the machine may be shared)"
+            )
+            windows = []
+            for r in range(args.rounds):
+                order = (QUEUETOP, PG_ACTIVITY) if r % 2 == 0 else (PG_ACTIVITY, QUEUETOP)
+                for name in order:
+                    w = measure(name, dsn, args.interval, args.window)
+                    print(
+                        f"  round {r + 1} {name:12} client {w.client_pct:5.2f}%  backend "
+                        f"{w.backend_pct:5.2f}%  RSS {w.rss_mb:4.0f} MB  "
+                        f"terminal {w.bytes_per_s / 1024:6.1f} KiB/s",
+                        flush=True,
+                    )
+                    windows.append(w)
+        finally:
+            load.terminate()
+            load.wait(60)
+    report(windows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""What the main screen holds, in order, and how it fits the terminal: the app composes
+it from here and calls `fit` on a resize and `label_tabs` after each snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from dashboard.models import QueueSpec
+from dashboard.ui.history import History
+from dashboard.ui.jobs_tab import JobBrowser
+from dashboard.ui.loadgen_controls import LoadGenControls
+from dashboard.ui.tab_labels import counted_label, relabel
+from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
+from dashboard.ui.widgets.state_panel import StatePanel
+from dashboard.ui.widgets.status import StatusBar
+from dashboard.ui.widgets.tables import (
+    IdleTable,
+    LocksTable,
+    StaleLeaseTable,
+    WaitingTable,
+    stale_unknown_text,
+)
+
+# (pane id, table id, table class) in tab order; keys 1-4 follow it
+PANELS = (
+    ("tab-locks", "locks", LocksTable),
+    ("tab-waiting", "waiting", WaitingTable),
+    ("tab-idle", "idle", IdleTable),
+    ("tab-stale", "stale", StaleLeaseTable),
+)
+BROWSER_TAB = "tab-jobs"
+
+
+def stale_unknown(spec: QueueSpec | None) -> bool:
+    """The spec cannot tell a stale lease (no lease, start time or heartbeat)."""
+    return spec is not None and not spec.can_find_stale()
+
+
+def main_screen(
+    history: History,
+    spec: QueueSpec | None,
+    load: LoadGenControls | None,
+    browser_source: object,
+    groups: Callable[[], list[str]],
+) -> ComposeResult:
+    """Header, state panel and plots, the load strip, the tabs, the footer."""
+    yield StatusBar(id="status")
+    with Horizontal(id="top"):
+        state = StatePanel(id="state")
+        state.border_title = "Queue state: rows per role"
+        yield state
+        with Grid(id="plots"):
+            yield DepthPlot(history, id="plot-depth")
+            yield ThroughputPlot(history, id="plot-throughput")
+            yield OldestReadyPlot(history, id="plot-oldest")
+            yield WaitingPlot(history, id="plot-waiting")
+    if load is not None:
+        yield from load.compose_strip()
+    with TabbedContent(id="tables"):
+        for pane_id, table_id, cls in PANELS:
+            with TabPane(cls.TITLE, id=pane_id):
+                if table_id == "stale" and stale_unknown(spec):
+                    yield Static(stale_unknown_text(spec), id="stale-unknown")
+                yield cls(id=table_id)
+        if load is not None:
+            yield from load.compose_tab()
+        if spec is not None:
+            with TabPane("Jobs", id=BROWSER_TAB):
+                yield JobBrowser(spec, browser_source, id="browser", groups=groups)
+    yield Footer(compact=True)
+
+
+def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -> None:
+    """Small terminals keep the tables and one plot; tall ones give the plots room."""
+    screen.set_class(width < 110 or height < 32, "-compact")
+    if load is not None:
+        load.fit_footer(width < 110)
+    screen.set_class(height >= 45, "-tall")
+
+
+def label_tabs(screen: Screen, spec: QueueSpec | None, widths: dict[str, int]) -> None:
+    """Tab labels name the table and count its rows; short ones on small terminals.
+    `widths` keeps each count's widest width (see counted_label)."""
+    compact = screen.has_class("-compact")
+    tabs = screen.query_one(TabbedContent)
+    for pane_id, table_id, _ in PANELS:
+        table = screen.query_one(f"#{table_id}", KeyedTable)
+        title = table.SHORT_TITLE if compact else table.TITLE
+        if table_id == "locks":
+            title = f"{title} ({table.describe()})"
+        count = "?" if table_id == "stale" and stale_unknown(spec) else str(table.count())
+        label = counted_label(title, count, widths, pane_id)
+        tab = tabs.get_tab(pane_id)
+        if tab.label_text != label:
+            relabel(tab, label)

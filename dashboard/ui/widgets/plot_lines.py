@@ -1,0 +1,123 @@
+"""The lines of a history plot, drawn into plotext's cell matrix as plotext draws them.
+
+plotext builds a plot's frame (axes, ticks, labels) in a fraction of a millisecond, and
+then spends ten times that on the data: its braille line drawing goes through generic
+helpers (lists of markers and colours per point, set-based de-duplication, nested
+flattening) that cost more than a refresh of the rest of the dashboard. The plots are
+redrawn whenever their data moves, on every poll of a busy queue, so this module does
+the same drawing directly: the same canvas coordinates (its get_matrix_data and its
+rounding, written out), the same points between two data points (its get_line,
+linspace and truncation), the same braille cells and dots (its hd_group), the same cut
+at the canvas edge and the same order (a later series overwrites an earlier one's
+cell). The frame still comes from plotext, and is kept while its axes do not change.
+tests/test_ui_plots.py compares the result with plotext's own drawing of the same
+series, cell by cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from plotext import _utility as ut
+
+Series = tuple[Sequence[float], Sequence[float], object]  # xs, ys, colour
+X_DOTS, Y_DOTS = 2, 4  # a braille cell: 2 dots wide, 4 high
+
+
+def canvas_coords(data: Sequence[float], lim: Sequence[float], bins: int) -> list[int]:
+    """plotext's get_matrix_data for numbers, with its own rounding written out: the value
+    rounded at 8 decimals (halves up), then floored."""
+    lo, hi = lim
+    out = []
+    for el in data:
+        n = (0.5 + (bins - 1) * (el - lo) / (hi - lo)) * 100000000  # as ut.round(v, 8)
+        f = math.floor(n)
+        out.append(math.floor((f if n - f < 0.5 else math.ceil(n)) * 1e-08))
+    return out
+
+
+def braille_cells(
+    series: Sequence[Series],
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
+    width: int,
+    height: int,
+) -> dict[tuple[int, int], tuple[str, object]]:
+    """(column, row) on a canvas of width x height cells -> (braille character, colour)."""
+    cells: dict[tuple[int, int], tuple[str, object]] = {}
+    for xs, ys, color in series:
+        px = canvas_coords(xs, xlim, width * X_DOTS)
+        py = canvas_coords(ys, ylim, height * Y_DOTS)
+        dots: dict[tuple[int, int], list[int]] = {}  # cell -> its 8 dots
+        last = len(px) - 1
+        for n in range(last + 1):
+            x0, y0 = px[n], py[n]
+            if n == last:  # the last point itself
+                steps, sx, sy = 1, 0.0, 0.0
+            else:  # plotext's get_line: linspace(x0, x1, a) but its last point, truncated
+                x1, y1 = px[n + 1], py[n + 1]
+                a = max(abs(x1 - x0), abs(y1 - y0)) + 1
+                steps = a - 1
+                sx = (x1 - x0) / (a - 1) if a > 1 else 0
+                sy = (y1 - y0) / (a - 1) if a > 1 else 0
+            for k in range(steps):
+                x, y = int(x0 + k * sx), int(y0 + k * sy)
+                bits = dots.get(cell := (x // X_DOTS, y // Y_DOTS))
+                if bits is None:
+                    bits = dots[cell] = [0] * 8
+                # plotext's code for a cell lists its dot rows top first: row 3 ... row 0
+                bits[(Y_DOTS - 1 - y % Y_DOTS) * X_DOTS + x % X_DOTS] = 1
+        for (col, row), bits in dots.items():
+            if 0 <= col < width and 0 <= row < height:
+                cells[col, row] = (ut.braille_codes[tuple(bits)], color)
+    return cells
+
+
+@dataclass
+class Cells:
+    """A copy of plotext's cell matrix (rows from the bottom, as plotext counts them) and
+    where its canvas lies: a frame to draw lines on, and to keep for the next ones."""
+
+    marker: list[list[str]]
+    fullground: list[list[object]]
+    style: list[list[object]]
+    background: list[list[object]]
+    cols: range  # the canvas
+    rows: range
+
+    @classmethod
+    def of(cls, matrix) -> Cells:
+        """Read plotext's matrix (after its _build_matrix)."""
+        return cls(
+            [r[:] for r in matrix.marker],
+            [r[:] for r in matrix.fullground],
+            [r[:] for r in matrix.style],
+            [r[:] for r in matrix.background],
+            matrix.Cols_canvas,
+            matrix.Rows_canvas,
+        )
+
+    def copy(self) -> Cells:
+        return Cells(
+            [r[:] for r in self.marker],
+            [r[:] for r in self.fullground],
+            [r[:] for r in self.style],
+            [r[:] for r in self.background],
+            self.cols,
+            self.rows,
+        )
+
+
+def draw(cells: Cells, series: Sequence[Series], xlim, ylim) -> None:
+    """Draw `series` on the canvas of `cells`, as plotext's insert_element would (a
+    marker, its colour and the default style; the background stays)."""
+    cols, rows = cells.cols, cells.rows
+    for (col, row), (marker, color) in braille_cells(
+        series, xlim, ylim, len(cols), len(rows)
+    ).items():
+        x, y = col + cols.start, row + rows.start
+        cells.marker[y][x] = marker
+        cells.fullground[y][x] = color
+        cells.style[y][x] = "default"
