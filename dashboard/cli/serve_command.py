@@ -165,14 +165,15 @@ def check_port_free(host: str, port: int) -> None:
             ) from None
 
 
-def shared_demo_loadgen(dsn: str):
+def shared_demo_loadgen(dsn: str, audit_file: str | None):
     """The demo's load generator, once for every tab (each tab only watches)."""
     from dashboard import config
     from dashboard.cli.watch_commands import demo_loadgen
 
     with db.connect_monitor(dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
-    return demo_loadgen(dsn, spec, Namespace(no_load=False, workers=None, strategy=None))
+    options = Namespace(no_load=False, workers=None, strategy=None, audit_file=audit_file)
+    return demo_loadgen(dsn, spec, options)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -205,7 +206,7 @@ def run_serve(args: argparse.Namespace) -> int:
         command, host, port, title=title, max_tabs=args.max_tabs, url=args.public_url
     )
     mode = "actions allowed" if args.allow_actions else "read-only"
-    loadgen = shared_demo_loadgen(target.dsn) if args.demo else None
+    loadgen = shared_demo_loadgen(target.dsn, args.audit_file) if args.demo else None
     print(
         f"queuetop serve: {title} ({mode}, at most {args.max_tabs} tabs) on {server.page_url}",
         flush=True,
