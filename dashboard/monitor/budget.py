@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from dashboard.models import SectionState
@@ -57,6 +58,7 @@ class Section:
     cost_s: float = 0.0
     every_s: float = 0.0
     read_at: float | None = None  # monotonic, of the last successful read
+    read_wall: datetime | None = None  # the same moment on the wall clock (for rates)
     tried_at: float | None = None
     error: str | None = None
     failures: int = 0
@@ -68,6 +70,7 @@ class Section:
 
     def succeeded(self, data: Any, cost_s: float, now: float, interval: float) -> None:
         self.data, self.cost_s, self.read_at, self.tried_at = data, cost_s, now, now
+        self.read_wall = datetime.now(timezone.utc)
         self.error, self.failures = None, 0
         self.every_s = period(cost_s, interval)
 

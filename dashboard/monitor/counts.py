@@ -14,8 +14,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 import queries
-from dashboard.models import GroupStats, QueueSpec, RowLockHolder
+from dashboard.models import GroupStats, QueueSpec
 from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
+from dashboard.monitor.row_holders import Carried
 from dashboard.queue_sql.parts import statement
 
 ROW_LIMIT = 1000
@@ -35,7 +36,8 @@ class QueueCounts:
     later: dict[str, int] = field(default_factory=dict)  # ready rows due later, per value
     locked: dict[str, int] = field(default_factory=dict)  # per role
     holders: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, role) -> rows
-    held_ids: dict[int, list[str]] = field(default_factory=dict)  # pid -> first job ids
+    held_ids: dict[int, list] = field(default_factory=dict)  # pid -> first job ids
+    holder_xids: dict[int, set[str]] = field(default_factory=dict)  # pid -> its xids seen
     apps: dict[int, str] = field(default_factory=dict)
     oldest_ready_s: float | None = None
     stale: int = 0
@@ -53,18 +55,6 @@ class QueueCounts:
         counts["scheduled"] = counts.get("scheduled", 0) + later
         return counts
 
-    def row_lock_holders(self) -> tuple[RowLockHolder, ...]:
-        return tuple(
-            RowLockHolder(
-                pid=pid,
-                role=role,
-                rows=n,
-                application_name=self.apps.get(pid, ""),
-                job_ids=tuple(self.held_ids.get(pid, [])[:5]),
-            )
-            for (pid, role), n in sorted(self.holders.items())
-        )
-
     def group_stats(self) -> tuple[GroupStats, ...]:
         return tuple(
             GroupStats(
@@ -78,6 +68,15 @@ class QueueCounts:
             )
             for name, g in sorted(self.groups.items())
         )
+
+
+def carried(counts: QueueCounts) -> Carried:
+    """The holders this count found, to carry while their transactions still run."""
+    return Carried(
+        rows={(pid, role): n for (pid, role), n in counts.holders.items()},
+        ids={pid: list(ids) for pid, ids in counts.held_ids.items()},
+        xids={pid: set(x) for pid, x in counts.holder_xids.items()},
+    )
 
 
 def xact_holders(conn: psycopg.Connection) -> dict[str, XactHolder]:
@@ -101,6 +100,7 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
             key = (holder.pid, role)
             out.holders[key] = out.holders.get(key, 0) + n
             out.held_ids.setdefault(holder.pid, []).extend(r.get("held_ids") or [])
+            out.holder_xids.setdefault(holder.pid, set()).add(r["holder_xid"])
         oldest = r["oldest_s"] if role == "ready" else None
         if oldest is not None:
             out.oldest_ready_s = max(out.oldest_ready_s or oldest, oldest)

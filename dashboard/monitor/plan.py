@@ -59,8 +59,7 @@ HOLDER_XID = sql.SQL("CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xm
 NO_HOLDER = sql.SQL("NULL::text")
 # the first jobs each holder holds (who holds what), from the same rows
 HELD_IDS = sql.SQL(
-    "(array_agg(t.{id}::text ORDER BY t.{id}) "
-    "FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]"
+    "(array_agg(t.{id} ORDER BY t.{id}) FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]"
 )
 NO_HELD = sql.SQL("NULL::text[]")
 

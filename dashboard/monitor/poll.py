@@ -28,19 +28,18 @@ from dashboard.errors import UserError
 from dashboard.models import (
     ACTIVE_ROLES,
     FINISHED_ROLES,
-    LockInfo,
     QueueSpec,
     ServerInfo,
     Snapshot,
 )
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, sessions
+from dashboard.monitor import finished, row_holders, sessions
 from dashboard.monitor.budget import DbTimer, LoadMeter, Section
 from dashboard.monitor.plan import CountPlan, plan_counts
+from dashboard.monitor.session_reader import DeadlockRate, SessionReader
+from dashboard.monitor.sessions import SessionsRead
 from dashboard.monitor.stale import read_stale
-from dashboard.monitor.visibility import partial_sections
-from dashboard.queue_sql import advisory
-from dashboard.queue_sql.parts import queue_parts, statement
+from dashboard.queue_sql.parts import queue_parts
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
 SESSION_SECTIONS = ("locks", "waits", "idle")
@@ -75,6 +74,9 @@ class Monitor:
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
         self._notes: list[str] = []
+        self.session_reader = SessionReader(spec, self.parts)
+        self.deadlocks = DeadlockRate()
+        self._deadlocks_per_s: float | None = None
 
     def request_exact(self) -> None:
         """Count every state exactly on the next poll, whatever the table's size."""
@@ -102,12 +104,21 @@ class Monitor:
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
                 f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}"
             ) from exc
-        self._read("locks", conn, lambda: self._locks(conn, blocked is None), optional=True)
-        self._read("waits", conn, lambda: sessions.read_waits(conn), optional=True)
-        self._read("idle", conn, lambda: sessions.read_idle(conn), optional=True)
-        self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
+        # locks, waits and idle sessions: one statement, one moment (one section's clock)
+        reader = self.session_reader
+        self._read(
+            "locks", conn, lambda: reader.read(conn, self.plan, blocked is None), optional=True
+        )
+        read = self.sections["locks"]
+        for name in ("waits", "idle"):
+            self.sections[name] = replace(read, name=name)
         elapsed = timer.wall_s()
         now = self.clock()
+        data = read.data if isinstance(read.data, SessionsRead) else None
+        if data is not None and data.hidden_note:  # other roles' sessions hidden from us
+            self._notes.append(data.hidden_note)
+        if data is not None and read.read_at is not None and read.read_at == read.tried_at:
+            self._deadlocks_per_s = self.deadlocks.rate(data.deadlocks, now)
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
 
@@ -137,39 +148,15 @@ class Monitor:
                 self._read(
                     "counts",
                     conn,
+                    # who holds which rows: the sessions statement, in its own moment
                     lambda: counting.count_through_indexes(
-                        conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)
+                        conn, self.spec, self.parts, self.plan, {}
                     ),
                     table=True,
                 )
             self._refresh_stale(conn, now)
         if self._shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
-
-    def _locks(self, conn: psycopg.Connection, table_readable: bool) -> list[LockInfo]:
-        """The locks view, its row locks on the queue table naming their jobs (a TID scan
-        of those rows only; skipped while the table is locked by someone else)."""
-        spec = self.spec
-        locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
-        if table_readable:  # a library's advisory locks name the jobs they stand for
-            locks = advisory.name_jobs(conn, spec, self.parts, locks)
-        # a partition's row address means nothing in another partition: the table's own only
-        tids = {
-            _tid(lk)
-            for lk in locks
-            if lk.is_row_lock
-            and lk.on_queue_table
-            and lk.page is not None
-            and _is_table(lk.relation, spec.table.name)
-        }
-        if not tids or not table_readable:
-            return locks
-        found = dict(
-            conn.execute(
-                statement(spec, "monitor/get_row_lock_jobs", **self.parts), {"tids": sorted(tids)}
-            ).fetchall()
-        )
-        return [replace(lk, job_id=found.get(_tid(lk))) if _tid(lk) in tids else lk for lk in locks]
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
@@ -322,12 +309,12 @@ class Monitor:
             replace(lease, overdue_s=lease.overdue_s + stale_age)
             for lease in self.sections["stale"].data or []
         ]
-        locks = self.sections["locks"].data or ()
-        waits = self.sections["waits"].data or ((), ())
-        row_of = {lk.pid: lk.job_id for lk in locks if lk.job_id is not None}
-        waiting = tuple(
-            replace(w, job_id=row_of.get(w.pid)) if w.pid in row_of else w for w in waits[0]
-        )
+        read = self.sections["locks"].data
+        read = read if isinstance(read, SessionsRead) else SessionsRead()
+        carried = counting.carried(counted) if mode == "scan" and source is not None else None
+        apps = {lk.pid: lk.application_name for lk in read.locks}
+        held = row_holders.holdings(read, spec, apps, carried)
+        locked = held.locked if held.locked is not None else counted.locked
         return Snapshot(
             taken_at=datetime.now(timezone.utc),
             queue=str(spec.table),
@@ -335,33 +322,57 @@ class Monitor:
             counts=counts,
             estimated=tuple(estimated),
             by_status=by_status,
-            locked={
-                role: counted.locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles
-            },
-            row_lock_holders=counted.row_lock_holders(),
+            locked={role: locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles},
+            row_lock_holders=held.row_lock_holders,
             oldest_ready_age_s=None
             if counted.oldest_ready_s is None
             else counted.oldest_ready_s + counts_age,
-            locks=tuple(locks),
-            waiting=waiting,
-            idle_in_transaction=tuple(self.sections["idle"].data or ()),
+            locks=tuple(read.locks),
+            waiting=tuple(read.waiting),
+            idle_in_transaction=row_holders.with_held_rows(
+                read.idle, held.row_lock_holders, held.held_jobs
+            ),
             stale_leases=tuple(stale),
-            blockers=waits[1],
+            blockers=tuple(read.blockers),
             warnings=tuple(notes) + state_warnings(spec, by_status),
             elapsed_ms=elapsed * 1000,
-            groups=tuple(
-                replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
-                if g.oldest_ready_age_s is not None
-                else g
-                for g in counted.group_stats()
+            groups=row_holders.with_group_locks(
+                tuple(
+                    replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
+                    if g.oldest_ready_age_s is not None
+                    else g
+                    for g in counted.group_stats()
+                ),
+                held.group_locked,
             ),
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
-            held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
+            held_jobs=held.held_jobs,
             stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
             roles=spec.roles,
+            deadlocks_total=read.deadlocks,
+            deadlocks_per_s=self._deadlocks_per_s,
+            count_read_at=self._count_read_at(mode),
         )
+
+    def _count_read_at(self, mode: str) -> dict[str, datetime]:
+        """When each role's count was really read: by the count (every value it counts
+        exactly) or by the finished section (a paced read; its counts are carried)."""
+        main = self.sections["scan" if mode == "scan" else "counts"]
+        fin = self.sections["finished"]
+        source = main.data
+        counted = source.counted if source is not None else set()
+        out: dict[str, datetime] = {}
+        for role in self.spec.roles:
+            values = self.spec.values(role)
+            if not values:
+                continue
+            by_count = all(v in counted for v in values)
+            section = main if by_count or fin.read_wall is None else fin
+            if section.read_wall is not None:
+                out[role] = section.read_wall
+        return out
 
     def _age(self, name: str, now: float) -> float:
         read_at = self.sections[name].read_at
@@ -405,14 +416,6 @@ class Monitor:
                 or bool(dead and dead.kind == "table")
             )
         return True
-
-
-def _is_table(relation: str | None, name: str) -> bool:
-    return bool(relation) and relation.rsplit(".", 1)[-1].strip('"') == name
-
-
-def _tid(lock: LockInfo) -> str:
-    return f"({lock.page},{lock.tuple_index})"
 
 
 def collect(
