@@ -35,8 +35,9 @@ class QueueCounts:
     by_status: dict[str, int] = field(default_factory=dict)
     later: dict[str, int] = field(default_factory=dict)  # ready rows due later, per value
     locked: dict[str, int] = field(default_factory=dict)  # per role
-    holders: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, role) -> rows
-    held_ids: dict[int, list] = field(default_factory=dict)  # pid -> first job ids
+    # (pid, role, multixact mode or None) -> rows, and the first job ids of each
+    holders: dict[tuple[int, str, str | None], int] = field(default_factory=dict)
+    held_ids: dict[tuple[int, str, str | None], list] = field(default_factory=dict)
     holder_xids: dict[int, set[str]] = field(default_factory=dict)  # pid -> its xids seen
     apps: dict[int, str] = field(default_factory=dict)
     oldest_ready_s: float | None = None
@@ -73,8 +74,8 @@ class QueueCounts:
 def carried(counts: QueueCounts) -> Carried:
     """The holders this count found, to carry while their transactions still run."""
     return Carried(
-        rows={(pid, role): n for (pid, role), n in counts.holders.items()},
-        ids={pid: list(ids) for pid, ids in counts.held_ids.items()},
+        rows=dict(counts.holders),
+        ids={key: list(ids) for key, ids in counts.held_ids.items()},
         xids={pid: set(x) for pid, x in counts.holder_xids.items()},
     )
 
@@ -87,6 +88,21 @@ def xact_holders(conn: psycopg.Connection) -> dict[str, XactHolder]:
     }
 
 
+def _holders(r: dict, xacts: dict[str, XactHolder]) -> list[tuple[XactHolder, str, str | None]]:
+    """The sessions holding a group's rows: (session, its xid, a multixact member's mode)."""
+    key = r["holder_xid"]
+    if not key:
+        return []
+    if not key.startswith("m"):
+        return [(xacts[key], key, None)] if key in xacts else []
+    out = []
+    for member in r.get("members") or []:
+        xid, _, mode = member.partition(":")
+        if xid in xacts:
+            out.append((xacts[xid], xid, mode))
+    return out
+
+
 def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> QueueCounts:
     out = QueueCounts(apps={h.pid: h.application_name for h in xacts.values()})
     for r in rows:
@@ -94,13 +110,15 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
         out.by_status[value] = out.by_status.get(value, 0) + n
         later = int(r["later"] or 0) if role == "ready" else 0
         out.later[value] = out.later.get(value, 0) + later
-        holder = xacts.get(r["holder_xid"]) if r["holder_xid"] else None
-        if holder and role:
+        holders = _holders(r, xacts)
+        holder = bool(holders)
+        if holders and role:
             out.locked[role] = out.locked.get(role, 0) + n
-            key = (holder.pid, role)
+        for session, xid, mode in holders if role else ():
+            key = (session.pid, role, mode)
             out.holders[key] = out.holders.get(key, 0) + n
-            out.held_ids.setdefault(holder.pid, []).extend(r.get("held_ids") or [])
-            out.holder_xids.setdefault(holder.pid, set()).add(r["holder_xid"])
+            out.held_ids.setdefault(key, []).extend(r.get("held_ids") or [])
+            out.holder_xids.setdefault(session.pid, set()).add(xid)
         oldest = r["oldest_s"] if role == "ready" else None
         if oldest is not None:
             out.oldest_ready_s = max(out.oldest_ready_s or oldest, oldest)

@@ -67,10 +67,11 @@ class Holdings:
 
 @dataclass(frozen=True)
 class Carried:
-    """Holders an earlier read found: (pid, role) -> rows, pid -> ids, pid -> its xids."""
+    """Holders an earlier read found, each group keyed (pid, role, multixact mode): its
+    rows and first ids; and pid -> the transaction ids it held them by."""
 
-    rows: dict[tuple[int, str], int]
-    ids: dict[int, list[Any]]
+    rows: dict[tuple[int, str, str | None], int]
+    ids: dict[tuple[int, str, str | None], list[Any]]
     xids: dict[int, set[str]]
 
 
@@ -81,34 +82,71 @@ def _sort_ids(ids: list[Any]) -> list[Any]:
         return list(dict.fromkeys(ids))
 
 
+def _merge_carried(
+    rows: dict[tuple[int, str, str | None], int],
+    ids: dict[tuple[int, str, str | None], list[Any]],
+    carried: Carried,
+    xacts: dict[str, int],
+) -> None:
+    """Add what the last pass found to this moment's groups, per (pid, role): job by job
+    where every group names all its jobs (this moment's mode wins: a plain holding may
+    have become a multixact member's since), else by count (the larger of the two)."""
+    keys = {(pid, role) for pid, role, _ in carried.rows}
+    for pid, role in keys:
+        if not any(xacts.get(x) == pid for x in carried.xids.get(pid, ())):
+            continue  # that transaction ended, and its row locks with it
+        now = [k for k in rows if k[:2] == (pid, role)]
+        old = [k for k in carried.rows if k[:2] == (pid, role)]
+        complete = all(rows[k] == len(set(ids[k])) for k in now) and all(
+            carried.rows[k] == len(set(carried.ids.get(k, []))) for k in old
+        )
+        if complete:
+            mode_of = {j: k[2] for k in old for j in carried.ids.get(k, [])}
+            mode_of.update({j: k[2] for k in now for j in ids[k]})
+            for k in now:
+                del rows[k], ids[k]
+            for job, mode in mode_of.items():
+                rows[(pid, role, mode)] += 1
+                ids[(pid, role, mode)].append(job)
+        else:
+            extra = sum(carried.rows[k] for k in old) - sum(rows[k] for k in now)
+            seen = {j for k in now for j in ids[k]}
+            if extra > 0:
+                rows[(pid, role, None)] += extra
+                ids[(pid, role, None)].extend(
+                    j for k in old for j in carried.ids.get(k, []) if j not in seen
+                )
+
+
 def holdings(
     read: SessionsRead, spec: QueueSpec, apps: dict[int, str], carried: Carried | None
 ) -> Holdings:
+    """Holders from this moment's reading, plus (scan mode) those the last pass found
+    whose transaction still runs with the same session."""
     rows: dict[tuple[int, str, str | None], int] = defaultdict(int)
-    ids: dict[int, list[Any]] = defaultdict(list)
+    ids: dict[tuple[int, str, str | None], list[Any]] = defaultdict(list)
     for g in read.held:
-        role = spec.role_of(g.status) or "other"
-        rows[(g.pid, role, g.mode)] += g.rows
-        ids[g.pid].extend(g.ids)
-    if carried is not None:  # still the same transaction now: it still holds them
-        for (pid, role), n in carried.rows.items():
-            if any(read.xacts.get(x) == pid for x in carried.xids.get(pid, ())):
-                held_now = sum(v for (p, r, _), v in rows.items() if p == pid and r == role)
-                rows[(pid, role, None)] += max(n - held_now, 0)
-                ids[pid].extend(carried.ids.get(pid, []))
+        key = (g.pid, spec.role_of(g.status) or "other", g.mode)
+        rows[key] += g.rows
+        ids[key].extend(g.ids)
+    if carried is not None:
+        _merge_carried(rows, ids, carried, read.xacts)
     holders = tuple(
         RowLockHolder(
             pid=pid,
             role=role,
             rows=n,
             application_name=apps.get(pid, ""),
-            job_ids=tuple(_sort_ids(ids[pid])[:IDS_SHOWN]),
+            job_ids=tuple(_sort_ids(ids[(pid, role, mode)])[:IDS_SHOWN]),
             mode=mode,
         )
         for (pid, role, mode), n in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))
         if n
     )
-    held_jobs = {pid: tuple(_sort_ids(v)[:IDS_SHOWN]) for pid, v in ids.items() if v}
+    per_pid: dict[int, list[Any]] = defaultdict(list)
+    for (pid, _, _), v in ids.items():
+        per_pid[pid].extend(v)
+    held_jobs = {pid: tuple(_sort_ids(v)[:IDS_SHOWN]) for pid, v in per_pid.items() if v}
     if carried is not None or not read.rows_read:
         return Holdings(holders, held_jobs, None, None)
     locked: dict[str, int] = defaultdict(int)
