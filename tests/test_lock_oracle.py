@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bench.lock_oracle import run_oracle
 
-SAMPLES = 300
+SAMPLES = 500
 
 
 def test_queuetop_reads_locks_as_postgresql_holds_them(dsn):

@@ -27,7 +27,6 @@ from dashboard.config import state_warnings
 from dashboard.errors import UserError
 from dashboard.models import (
     ACTIVE_ROLES,
-    FINISHED_ROLES,
     QueueSpec,
     ServerInfo,
     Snapshot,
@@ -285,7 +284,9 @@ class Monitor:
         spec, mode = self.spec, self.plan.mode if self.plan else "index"
         source = self.sections["scan" if mode == "scan" else "counts"].data
         counted = source or counting.QueueCounts()
-        by_status, estimated = self._with_finished(dict(counted.by_status), counted.counted, mode)
+        by_status, estimated = finished.with_finished(
+            spec, self.sections["finished"].data, dict(counted.by_status), counted.counted
+        )
         role_counts = counting.QueueCounts(by_status=by_status, later=counted.later).role_counts(
             spec
         )
@@ -353,54 +354,16 @@ class Monitor:
             roles=spec.roles,
             deadlocks_total=read.deadlocks,
             deadlocks_per_s=self._deadlocks_per_s,
-            count_read_at=self._count_read_at(mode),
+            count_read_at=finished.read_times(
+                spec,
+                self.sections["scan" if mode == "scan" else "counts"],
+                self.sections["finished"],
+            ),
         )
-
-    def _count_read_at(self, mode: str) -> dict[str, datetime]:
-        """When each role's count was really read: by the count (every value it counts
-        exactly) or by the finished section (a paced read; its counts are carried)."""
-        main = self.sections["scan" if mode == "scan" else "counts"]
-        fin = self.sections["finished"]
-        source = main.data
-        counted = source.counted if source is not None else set()
-        out: dict[str, datetime] = {}
-        for role in self.spec.roles:
-            values = self.spec.values(role)
-            if not values:
-                continue
-            by_count = all(v in counted for v in values)
-            section = main if by_count or fin.read_wall is None else fin
-            if section.read_wall is not None:
-                out[role] = section.read_wall
-        return out
 
     def _age(self, name: str, now: float) -> float:
         read_at = self.sections[name].read_at
         return 0.0 if read_at is None else max(now - read_at, 0.0)
-
-    def _with_finished(
-        self, by_status: dict[str, int], counted: set[str], mode: str
-    ) -> tuple[dict[str, int], list[str]]:
-        """The active counts plus the finished ones, and the roles that are estimates.
-        Only values with rows appear in by_status."""
-        spec, read = self.spec, self.sections["finished"].data
-        if read is None or read.values is None:
-            return by_status, []  # the one pass counted every value exactly
-        kind, found = read.values
-        values = spec.values_of(FINISHED_ROLES)
-        if kind == "stats":
-            exact = {} if spec.history else by_status
-            guessed = [v for v in values if spec.history or v not in counted]
-            found = finished.estimate(found, guessed, exact)
-        for value, n in found.items():
-            if spec.history and value in values:
-                by_status[value] = n  # finished jobs live in the history table
-            elif value not in counted:  # a fresher exact count wins
-                by_status[value] = n
-        by_status = {v: n for v, n in by_status.items() if n}
-        if kind == "exact":
-            return by_status, []
-        return by_status, [r for r in FINISHED_ROLES if any(v in found for v in spec.values(r))]
 
     def _shown(self, name: str) -> bool:
         mode = self.plan.mode if self.plan else "index"

@@ -164,6 +164,7 @@ class FoldedLocks:
     relations: tuple[str, ...]  # the tables and indexes, the queue table first
     strongest: str  # the strongest table-lock mode among them, without 'Lock'
     query: str = ""
+    on_queue_table: bool = False  # one of them is on the queue table
 
     locktype = "folded"
     granted = True
@@ -201,6 +202,7 @@ def fold_ordinary(locks: list[LockInfo]) -> tuple[list[LockInfo], list[FoldedLoc
                 tuple(rels),
                 top.removesuffix("Lock"),
                 first.query,
+                any(lk.on_queue_table for lk in group),
             )
         )
     return kept, lines

@@ -27,7 +27,7 @@ from dashboard.ui.widgets.locks_table import LocksTable
 __all__ = ["IdleTable", "LocksTable", "StaleLeaseTable", "WaitingTable", "session_bindings"]
 
 ALIVE = {True: "yes", False: "NO", None: "?"}
-JOBS_COLUMN = 16  # the waiting table's: 'waits 1234 holds 7'
+JOBS_COLUMN = 23  # the waiting table's: 'waits 11406 holds 11405'
 
 
 def _dash(value: object) -> object:
