@@ -143,18 +143,20 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
 
 
 def index_count(
-    spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan, xids: list[str]
-) -> tuple[sql.Composed, dict[str, object]]:
-    """Index mode's statement: a UNION ALL of one branch per exactly counted value."""
-    params: dict[str, object] = {"xids": xids, "limit": ROW_LIMIT}
-    params.update({f"v{i}": value.value for i, value in enumerate(plan.exact_values)})
-    holders = bool(xids)
-    if holders not in plan.statements:  # the same on every poll of this plan
-        plan.statements[holders] = sql.SQL("\nUNION ALL\n").join(
-            branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids))
-            for i, value in enumerate(plan.exact_values)
+    spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan
+) -> tuple[sql.Composed, None]:
+    """Index mode's statement: a UNION ALL of one branch per exactly counted value. Who
+    holds which rows is the sessions statement's to read, in the same moment as the waits.
+
+    The values are quoted in as literals, not passed as parameters: a statement without
+    parameters is planned once when prepared (a partial index on the value still serves
+    it), where a parameter would make the server plan it again on every poll."""
+    if "literal" not in plan.statements:  # the same on every poll of this plan
+        plan.statements["literal"] = sql.SQL("\nUNION ALL\n").join(
+            branch(spec, parts, value, sql.Literal(value.value), limit=sql.Literal(ROW_LIMIT))
+            for value in plan.exact_values
         )
-    return plan.statements[holders], params
+    return plan.statements["literal"], None
 
 
 def one_pass_count(
@@ -186,13 +188,12 @@ def count_through_indexes(
     spec: QueueSpec,
     parts: dict[str, sql.Composable],
     plan: CountPlan,
-    xacts: dict[str, XactHolder],
 ) -> QueueCounts:
     """Index mode: each exactly counted value through its own index, in one statement."""
-    stmt, params = index_count(spec, parts, plan, list(xacts))
+    stmt, params = index_count(spec, parts, plan)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, params).fetchall()
-    counts = _fold(spec, rows, xacts)
+    counts = _fold(spec, rows, {})
     for value in plan.exact_values:  # a value with no rows is an exact zero, not an unknown
         counts.by_status.setdefault(value.value, 0)
     counts.counted = {value.value for value in plan.exact_values}  # not to be estimated

@@ -39,7 +39,7 @@ class CountPlan:
     values: tuple[ValuePlan, ...]
     made_at: float = field(default_factory=time.monotonic)
     # index mode's statement, composed once per plan: with and without row-lock holders
-    statements: dict[bool, sql.Composed] = field(default_factory=dict, compare=False, repr=False)
+    statements: dict[str, sql.Composed] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exact_values(self) -> tuple[ValuePlan, ...]:
@@ -59,6 +59,7 @@ class CountPlan:
 # sessions statement does, in the same moment as the waits.
 NO_HOLDER = sql.SQL("NULL::text")
 NO_HELD = sql.SQL("NULL::text[]")
+LIMIT_PARAMETER = sql.Placeholder("limit")
 HELD_IDS = sql.SQL("(array_agg(t.{id} ORDER BY t.{id}) FILTER (WHERE {holder} IS NOT NULL))[1:5]")
 
 
@@ -78,15 +79,17 @@ def branch(
     value: ValuePlan,
     placeholder: sql.Composable,
     holder: sql.Composable = NO_HOLDER,
+    limit: sql.Composable = LIMIT_PARAMETER,
 ) -> sql.Composed:
-    """The count of one value (count_value.sql), with its own parameter."""
+    """The count of one value (count_value.sql): `placeholder` is its value (a parameter,
+    or the value itself as a literal), `limit` how many stale ids it names."""
     running = value.role == "running"
     ready = value.role == "ready"
     # each branch reads only the columns its role needs, so that an index holding them
     # can answer it alone (an index-only scan where the pages are all-visible)
     stale_ids = sql.SQL(
-        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:%(limit)s]"
-    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"])
+        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:{limit}]"
+    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"], limit=limit)
     held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"], holder=holder)
     return statement(
         spec,

@@ -33,7 +33,13 @@ from dashboard.models import (
 )
 from dashboard.monitor import counts as counting
 from dashboard.monitor import finished, row_holders, sessions
-from dashboard.monitor.budget import DbTimer, LoadMeter, Section
+from dashboard.monitor.budget import (
+    FINISHED_FLOOR_S,
+    FINISHED_SHARE,
+    DbTimer,
+    LoadMeter,
+    Section,
+)
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.session_reader import DeadlockRate, SessionReader
 from dashboard.monitor.sessions import SessionsRead
@@ -65,6 +71,9 @@ class Monitor:
         self.interval = interval
         self.parts = queue_parts(spec)
         self.sections = {n: Section(n) for n in TABLE_SECTIONS + SESSION_SECTIONS}
+        self.sections["finished"] = Section(
+            "finished", share=FINISHED_SHARE, floor_s=FINISHED_FLOOR_S
+        )
         self.plan: CountPlan | None = None
         self.clock = clock  # the sections' clocks (a test steps it; costs are measured)
         self.meter = LoadMeter(started=clock())
@@ -148,9 +157,7 @@ class Monitor:
                     "counts",
                     conn,
                     # who holds which rows: the sessions statement, in its own moment
-                    lambda: counting.count_through_indexes(
-                        conn, self.spec, self.parts, self.plan, {}
-                    ),
+                    lambda: counting.count_through_indexes(conn, self.spec, self.parts, self.plan),
                     table=True,
                 )
             self._refresh_stale(conn, now)

@@ -95,7 +95,13 @@ def compose(
     multixacts: bool = True,
 ) -> sql.Composed:
     """The statement: `values` are the active state values to read through their indexes
-    (empty in scan mode); None reads no queue row at all (the table is locked)."""
+    (empty in scan mode); None reads no queue row at all (the table is locked).
+
+    The spec's constants (the table's name, its state values) are quoted in as literals,
+    not passed as parameters: then the server plans the prepared statement once (its
+    generic plan, which can use a partial index on `status = 'ready'`) instead of on
+    every poll, and planning it costs more than running it. Only the ids seen queued
+    before, which change from poll to poll, are a parameter."""
     if values is None:
         rows: sql.Composable = queries.expression("monitor/queue_rows_none")
     else:
@@ -103,8 +109,8 @@ def compose(
             statement(spec, "monitor/queue_rows_queued", **parts),
             statement(spec, "monitor/queue_rows_by_id", **parts),
         ] + [
-            statement(spec, "monitor/queue_rows_of_value", **parts, value=sql.Placeholder(f"h{i}"))
-            for i in range(len(values))
+            statement(spec, "monitor/queue_rows_of_value", **parts, value=sql.Literal(v))
+            for v in values
         ]
         rows = sql.SQL("\nUNION\n").join(sql.SQL("({})").format(b) for b in branches)
     multi = (
@@ -112,19 +118,19 @@ def compose(
         if multixacts
         else NO_MULTIXACT
     )
-    return queries.get("monitor/get_sessions_at_once", queue_rows=rows, multixact=multi)
+    return queries.get(
+        "monitor/get_sessions_at_once",
+        queue_rows=rows,
+        multixact=multi,
+        schema_name=sql.Literal(spec.table.schema),
+        table_name=sql.Literal(spec.table.name),
+        row_limit=sql.Literal(ROW_LIMIT),
+    )
 
 
-def params(spec: QueueSpec, values: tuple[str, ...] | None, seen_ids: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "schema": spec.table.schema,
-        "table": spec.table.name,
-        "limit": ROW_LIMIT,
-    }
-    if values is not None:
-        out["seen_ids"] = [str(i) for i in seen_ids]
-        out.update({f"h{i}": v for i, v in enumerate(values)})
-    return out
+def params(values: tuple[str, ...] | None, seen_ids: list[Any]) -> dict[str, Any] | None:
+    """The statement's one parameter, where it reads queue rows at all."""
+    return None if values is None else {"seen_ids": [str(i) for i in seen_ids]}
 
 
 def _time(value: str | None) -> datetime | None:
@@ -234,7 +240,7 @@ def read_sessions(
     values: tuple[str, ...] | None,
     seen_ids: list[Any],
 ) -> SessionsRead:
-    row = conn.execute(stmt, params(spec, values, seen_ids)).fetchone()
+    row = conn.execute(stmt, params(values, seen_ids)).fetchone()
     return parse(row, rows_read=values is not None)
 
 

@@ -25,13 +25,13 @@ queue AS (  -- the queue table, and its partitions where it has some
     SELECT c.oid
     FROM pg_class AS c
     JOIN pg_namespace AS n ON n.oid = c.relnamespace
-    WHERE n.nspname = %(schema)s AND c.relname = %(table)s
+    WHERE n.nspname = {schema_name} AND c.relname = {table_name}
     UNION
     SELECT p.relid::oid
     FROM pg_class AS c
     JOIN pg_namespace AS n ON n.oid = c.relnamespace
     CROSS JOIN LATERAL pg_partition_tree(c.oid) AS p
-    WHERE n.nspname = %(schema)s AND c.relname = %(table)s
+    WHERE n.nspname = {schema_name} AND c.relname = {table_name}
 ),
 -- the transactions running now, each with its session (a subtransaction's id too)
 xacts AS MATERIALIZED (
@@ -75,7 +75,7 @@ SELECT
                        THEN (l.classid::bigint << 32) | l.objid::bigint END AS advisory_key
            FROM l
            ORDER BY l.granted, l.waitstart NULLS LAST, l.pid
-           LIMIT %(limit)s) AS k) AS locks,
+           LIMIT {row_limit}) AS k) AS locks,
     (SELECT coalesce(json_agg(s), '[]')
      FROM (SELECT a.pid, a.backend_start, a.application_name, a.usename, a.state, a.xact_start,
                   a.xact_age_s, a.idle_s, a.wait_event, a.query, a.xmin_age,
