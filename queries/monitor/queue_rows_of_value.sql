@@ -3,7 +3,7 @@ SELECT t.tableoid, t.ctid, t.xmax::text AS xmax, t.{id} AS id, {state}::text AS 
        {group}::text AS grp
 FROM {table} AS t
 WHERE {state} = {value}
-  AND t.xmax::text <> '0'
+  AND t.xmax <> '0'::xid
   AND EXISTS (SELECT 1 FROM l JOIN xacts AS x ON x.pid = l.pid
               WHERE l.locktype = 'relation' AND l.granted
                 AND l.relation IN (SELECT oid FROM queue))
