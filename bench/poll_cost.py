@@ -26,9 +26,10 @@ as the dashboard does (the next poll armed when the last one ends), and prints i
 database time per second of wall time over the whole run (the first poll included) and
 as the header shows it (the last minute); the CPU its backend process used (from
 /proc/<pid>/stat: what pg_activity's own backend is compared by); the sequential and
-index scans of the queue table each poll caused (pg_stat_user_tables deltas, flushed after every poll); and what
-this machine adds to a statement run after an interval idle (a small VM's memory and CPU
-go cold between polls), measured side by side with the same statement back to back.
+index scans of the queue table each poll caused (pg_stat_user_tables deltas, flushed after
+every poll); and what this machine adds to a statement run after an interval idle (a
+small VM's memory and CPU go cold between polls), measured side by side with the same
+statement back to back.
 """
 
 from __future__ import annotations
