@@ -225,10 +225,10 @@ def parse(row: tuple, rows_read: bool) -> SessionsRead:
         for s in idle[:ROW_LIMIT]
     ]
     if not sees_all and hidden:
-        read.hidden_note = (
-            f"role {role} cannot see other roles' sessions: waiting sessions and idle in "
-            "transaction leave theirs out, locks and blockers show no state or query for "
-            f"them; GRANT pg_monitor TO {role} (or pg_read_all_stats)"
+        read.hidden_note = (  # pg_locks shows every session's locks; pg_stat_activity not
+            f"role {role} cannot see other roles' sessions: idle in transaction leaves "
+            "theirs out, and their waits, locks and blockers show no state, start or query; "
+            f"GRANT pg_monitor TO {role} (or pg_read_all_stats)"
         )
     return read
 
