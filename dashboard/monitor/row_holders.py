@@ -23,7 +23,6 @@ from dashboard.models import (
     IdleTransaction,
     QueueSpec,
     RowLockHolder,
-    WaitingSession,
 )
 from dashboard.monitor.sessions import SessionsRead
 
@@ -178,7 +177,3 @@ def with_group_locks(
     if group_locked is None:
         return groups
     return tuple(replace(g, locked=group_locked.get(g.name, 0)) for g in groups)
-
-
-def waiting_sessions(read: SessionsRead) -> tuple[WaitingSession, ...]:
-    return tuple(read.waiting)
