@@ -59,7 +59,7 @@ class WaitingTable(KeyedTable):
     SHORT_TITLE = "Waiting"
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
-        Col("session", "blocker -> waiters", 20),
+        Col("session", "blocker -> waiters", 19),
         Col("age", "xact/wait", 9, R),
         Col("what", "state / wait event", 19),
         Col("jobs", "jobs", JOBS_COLUMN),
