@@ -19,6 +19,7 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo
 
+import queries
 from dashboard.errors import UserError
 from dashboard.text import redact
 
@@ -218,17 +219,38 @@ def connect_monitor(
     lock_ms = max(100, timeout_ms // 2)
     options = (
         f"-c statement_timeout={int(timeout_ms)} -c lock_timeout={lock_ms} "
-        "-c default_transaction_read_only=on -c max_parallel_workers_per_gather=0"
+        "-c max_parallel_workers_per_gather=0"
     )
     if idle_timeout:
         options += " -c idle_in_transaction_session_timeout=60000"
-    return _connect(dsn, autocommit=True, options=options, app=APP_NAME)
+    conn = _connect(dsn, autocommit=True, options=options, app=APP_NAME)
+    try:  # read-only from here on; as a startup option libpq would take us for a standby
+        conn.execute(queries.load("monitor/set_read_only"))
+    except psycopg.Error as exc:
+        conn.close()
+        raise ConnectionFailed(dsn, exc) from None
+    return conn
 
 
 def connect_action(dsn: str, lock_timeout_ms: int = 1000) -> psycopg.Connection:
-    """One short transaction per action; never waits long behind a worker."""
+    """One short transaction per action; never waits long behind a worker. Refused on a
+    standby (a host list without target_session_attrs=read-write may land on one)."""
     options = f"-c lock_timeout={int(lock_timeout_ms)} -c statement_timeout=10000"
-    return _connect(dsn, autocommit=False, options=options, app=f"{APP_NAME}-action")
+    conn = _connect(dsn, autocommit=False, options=options, app=f"{APP_NAME}-action")
+    try:
+        standby = conn.execute(queries.load("actions/get_in_recovery")).fetchone()[0]
+        conn.rollback()
+    except psycopg.Error:
+        conn.close()
+        raise
+    if standby:
+        where = describe_address(conn)
+        conn.close()
+        raise UserError(
+            f"cannot act on {where}: it is a standby (in recovery, read-only); point --dsn at "
+            "the primary, or list every host with target_session_attrs=read-write"
+        )
+    return conn
 
 
 def connect_admin(dsn: str) -> psycopg.Connection:

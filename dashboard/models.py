@@ -142,6 +142,44 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """When a running job is taken for abandoned: the time limit of the spec's liveness
+    signal, and who set it (a preset's default, a spec key, --stale-after)."""
+
+    signal: Literal["workers", "heartbeat", "start", "expiry", "lock"]
+    seconds: float | None  # None: no single limit (each job's own expiry, a held lock)
+    source: str  # "preset procrastinate default (workers.timeout)", "--stale-after", ...
+    what: str  # the signal in the spec's words: "silence in procrastinate_workers.last_heartbeat"
+
+    def describe(self) -> str:
+        """One line for the screen and the text outputs."""
+        if self.seconds is None:
+            return f"stale by {self.what} [{self.source}]"
+        return f"stale after {short_duration(self.seconds)} of {self.what} [{self.source}]"
+
+
+def short_duration(seconds: float) -> str:
+    """4s, 90s, 5m, 4h, 1h30m: a threshold as a person writes it."""
+    if seconds < 120 or seconds % 60:
+        return f"{seconds:g}s"
+    minutes = int(seconds // 60)
+    if minutes < 120 and minutes % 60:
+        return f"{minutes}m"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours}h" + (f"{rest}m" if rest else "")
+
+
+@dataclass(frozen=True)
+class LibraryVersion:
+    """The library schema found under a preset: its own marker, and what queuetop maps."""
+
+    library: str
+    marker: str  # the marker's value as the library keeps it ("24", "0.18 (migration 19)")
+    release: str  # the library release(s) it stands for ("pg-boss 10")
+    sql: str | None = None  # the folder of version-specific SQL under the adapter's own
+
+
+@dataclass(frozen=True)
 class QueueSpec:
     """How one queue table maps onto queuetop's roles."""
 
@@ -162,6 +200,16 @@ class QueueSpec:
     column_types: dict[str, str] = field(default_factory=dict)
     # Filled by validation: column name -> SQL type, for the workers and history tables.
     workers_types: dict[str, str] = field(default_factory=dict)
+    # The liveness thresholds the spec's own file names (stale_after, heartbeat_timeout,
+    # workers.timeout -> seconds), and the user's --stale-after (seconds, where from).
+    threshold_keys: dict[str, float] = field(default_factory=dict)
+    stale_after_override: tuple[float, str] | None = None
+    # Whether the file has a [versions] table (a preset, or a copy of one): validation then
+    # reads the library's version marker and maps or refuses what it finds.
+    versioned: bool = False
+    # The threshold in force (config.thresholds), and the library schema found (validate).
+    threshold: Threshold | None = None
+    library_version: LibraryVersion | None = None
 
     def values(self, role: str) -> tuple[str, ...]:
         return self.states.get(role, ())
@@ -213,6 +261,12 @@ class ServerInfo:
     database: str
     user: str
     address: str  # host:port or socket directory, never a password
+    version_num: int = 0  # server_version_num (150018); 0 where unknown
+    in_recovery: bool = False  # a standby (pg_is_in_recovery()): actions refuse there
+
+    @property
+    def major(self) -> int:
+        return self.version_num // 10000
 
 
 @dataclass(frozen=True)
@@ -387,6 +441,8 @@ class Snapshot:
     held_jobs: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     # The roles of this queue, in order (`scheduled` only where jobs can be due later).
     roles: tuple[str, ...] = tuple(r for r in ROLES if r != "scheduled")
+    # When a running job counts as stale, and who said so (the stale tab names it).
+    threshold: Threshold | None = None
     # pg_stat_database.deadlocks of this database, and its rise per second since the last
     # poll (None on the first poll); a header may show the rate whenever it is not 0
     deadlocks_total: int | None = None

@@ -16,6 +16,12 @@ or a column `"id%(x)s"` would break it, or be taken for a parameter.
 (and loadgen/prepared.py) reads back as one `%`, whenever the statement
 takes parameters; a statement without any is executed without parameters
 and keeps its names as they are.
+
+A statement that reads a catalog column or function newer than PostgreSQL 15 (the
+oldest server the tests run) says so in a header line, `-- needs: PostgreSQL 16`;
+`needs(name)` reads it, and its caller degrades what the statement serves with one
+line naming that version on an older server (the tests prepare every statement on
+each server of the matrix, so an undeclared one fails there).
 """
 
 from __future__ import annotations
@@ -42,15 +48,37 @@ def load(name: str) -> str:
     return _file(name).read_text(encoding="utf-8")
 
 
+OLDEST_SERVER = 15  # the oldest major version the test matrix runs
+_NEEDS = re.compile(r"^--\s*needs:\s*PostgreSQL\s+(\d+)", re.MULTILINE | re.IGNORECASE)
+
+
+@cache
+def needs(name: str) -> int:
+    """The oldest major server version statement `name` runs on (its `-- needs:` line)."""
+    found = _NEEDS.search(load(name))
+    return int(found.group(1)) if found else OLDEST_SERVER
+
+
 @cache
 def exists(name: str) -> bool:
     return _file(name).is_file()
 
 
+def adapter_path(adapter: str, name: str) -> str:
+    """`presets/<adapter>/<name>`: an adapter mapped to one version of its library
+    ("pg-boss/v10") reads that version's file where it has one, else the adapter's own."""
+    folders = adapter.split("/")
+    for depth in range(len(folders), 0, -1):
+        path = "presets/" + "/".join(folders[:depth]) + f"/{name}"
+        if exists(path):
+            return path
+    return f"presets/{adapter}/{name}"
+
+
 def resolve(name: str, adapter: str | None = None) -> str:
     """The adapter's own version of statement `name` where it has one, else the generic."""
-    if adapter and exists(f"presets/{adapter}/{name}"):
-        return f"presets/{adapter}/{name}"
+    if adapter and exists(adapter_path(adapter, name)):
+        return adapter_path(adapter, name)
     return name
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+import servers
 from psycopg import conninfo, sql
 
 from dashboard import db
@@ -18,15 +21,51 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server for the whole run: QUEUETOP_TEST_DSN, else a private embedded one."""
-    if os.environ.get("QUEUETOP_TEST_DSN"):
-        yield os.environ["QUEUETOP_TEST_DSN"]
-        return
-    pgdata = tmp_path_factory.mktemp("embedded") / "pgdata"
-    dsn = db.start_embedded(pgdata)
-    yield dsn
-    db.stop_embedded(pgdata)
+def server_pool() -> Iterator[servers.Pool]:
+    """Every server of the run, each started once when a test first asks for it.
+
+    The embedded server's data lives outside pytest's numbered temp dirs: another pytest
+    run on the same machine and user may remove those while this one still runs."""
+    home = Path(tempfile.mkdtemp(prefix="queuetop-test-"))
+    pgdata = home / "pgdata"
+    started: list[str] = []
+
+    def main_dsn() -> str:  # QUEUETOP_TEST_DSN, else a private embedded one
+        if os.environ.get("QUEUETOP_TEST_DSN"):
+            return os.environ["QUEUETOP_TEST_DSN"]
+        started.append(db.start_embedded(pgdata))
+        return started[-1]
+
+    pool = servers.Pool(main_dsn)
+    yield pool
+    pool.stop_all()
+    if started:
+        db.stop_embedded(pgdata)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server(request: pytest.FixtureRequest, server_pool: servers.Pool) -> servers.Server:
+    """The server of this test: the main one, or (tests marked `matrix`) each version in turn."""
+    name = getattr(request, "param", servers.MAIN)
+    try:
+        return server_pool.get(name)
+    except servers.Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def server_dsn(server: servers.Server) -> str:
+    """A server for the whole run: QUEUETOP_TEST_DSN, else a private embedded one (or, for
+    a test marked `matrix`, each server of tests/servers.py)."""
+    return server.dsn
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `matrix` that reaches a server runs once per server selected."""
+    if metafunc.definition.get_closest_marker("matrix") and "server" in metafunc.fixturenames:
+        names = servers.selected()
+        metafunc.parametrize("server", names, ids=names, indirect=True, scope="session")
 
 
 @pytest.fixture(autouse=True)

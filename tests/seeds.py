@@ -12,7 +12,7 @@ class Seed:
     preset: str
     table: str  # schema-qualified, as the snapshot names it
     ddl: tuple[str, ...]
-    insert_ready: str  # %(n)s ready rows
+    insert_ready: str  # %(n)s ready rows (through fill_ready: it may name the {xml} type)
     ready_rows: str  # SELECT of the ready rows, to be suffixed with a locking clause
     insert_stale: str  # one running row whose lease is over, worker 'w-dead', token 7
     ready_value: str
@@ -50,7 +50,7 @@ FILA = Seed(
             WHERE status = 'pendente'""",
     ),
     insert_ready="""INSERT INTO sql_semana_12.fila_documentos (conteudo_xml, criado_em)
-        SELECT '<nota n="' || g || '"/>', now() - interval '3 seconds'
+        SELECT ('<nota n="' || g || '"/>')::{xml}, now() - interval '3 seconds'
         FROM generate_series(1, %(n)s) g""",
     ready_rows="""SELECT documento_id FROM sql_semana_12.fila_documentos
         WHERE status = 'pendente' ORDER BY criado_em, documento_id""",
@@ -114,3 +114,8 @@ def create(conn: psycopg.Connection, seed: Seed) -> None:
     with conn.transaction():
         for statement in seed.ddl:
             conn.execute(statement.replace("{xml}", xml))
+
+
+def fill_ready(conn: psycopg.Connection, seed: Seed, n: int) -> None:
+    """`n` ready rows (the document column is `xml` where the server has libxml)."""
+    conn.execute(seed.insert_ready.replace("{xml}", xml_type(conn)), {"n": n})

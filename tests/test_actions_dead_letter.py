@@ -16,6 +16,7 @@ from dashboard.errors import UserError
 from dashboard.models import DeadLetter
 
 
+@pytest.mark.matrix
 def test_move_to_dead_table_keeps_every_column_and_records_why(demo):
     spec, worker, action = demo
     job_id, token = claim(worker, "worker-1")
@@ -44,6 +45,7 @@ def spec_dsn(conn: psycopg.Connection) -> str:
     return conn.info.dsn
 
 
+@pytest.mark.matrix
 def test_dead_letter_needs_a_reason_and_skips_a_live_lease(demo):
     spec, worker, action = demo
     job_id, _ = claim(worker, "worker-1")
@@ -55,6 +57,7 @@ def test_dead_letter_needs_a_reason_and_skips_a_live_lease(demo):
     assert dead_letter(action, spec, seen, audit=TableAudit(), reason="x", force=True).changed
 
 
+@pytest.mark.matrix
 def test_dead_letter_to_a_state_writes_last_error_and_fences(demo):
     spec, worker, action = demo
     spec = replace(spec, policy=replace(spec.policy, dead_letter=DeadLetter("status", "dead")))
@@ -133,6 +136,7 @@ def test_file_sink_writes_ahead_then_the_outcome(demo, tmp_path):
     assert lines[0]["action_id"] == lines[1]["action_id"] and lines[0]["db_user"] == "postgres"
 
 
+@pytest.mark.matrix
 def test_without_an_audit_table_actions_refuse_unless_a_file_is_given(dsn, tmp_path):
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert isinstance(choose_sink(conn, tmp_path / "a.jsonl"), FileAudit)

@@ -24,6 +24,9 @@ from dashboard.actions import (
 from dashboard.cli import main
 from dashboard.errors import UserError
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 _roles = itertools.count()
 
 

@@ -10,6 +10,9 @@ from dashboard.actions import TableAudit, dead_letter, observe_jobs, requeue
 from dashboard.errors import UserError
 from dashboard.setup import schema
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 
 def _setup(dsn: str, ddl: list[str], preset: str | None = None, table: str | None = None):
     with psycopg.connect(dsn) as conn:

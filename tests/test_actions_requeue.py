@@ -11,6 +11,9 @@ from dashboard import db
 from dashboard.actions import ObservedJob, TableAudit, observe_jobs, requeue
 from dashboard.errors import UserError
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 
 def _look(action, spec, *ids):
     observed, missing = observe_jobs(action, spec, [str(i) for i in ids])

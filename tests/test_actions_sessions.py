@@ -14,6 +14,9 @@ from dashboard import db, monitor
 from dashboard.actions import ObservedSession, TableAudit, cancel, observe_session, terminate
 from dashboard.setup import schema
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 
 @pytest.fixture
 def action(dsn):

@@ -176,11 +176,15 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
     orphan = str(refs["orphan"].identifier)
 
     def orphan_stale() -> dict | None:
-        code, snap = queuetop(capsys, "snapshot", "--preset", "chancy", "--json", "--dsn", dsn)
+        # the workers' own 3 s heartbeat timeout, given as the user would (chancy_app.py)
+        code, snap = queuetop(
+            capsys, "snapshot", "--preset", "chancy", "--stale-after", "3s", "--json", "--dsn", dsn
+        )
         stale = {lease["id"] for lease in snap["stale_leases"]}
         return snap if code == 0 and orphan in stale else None
 
     snap = wait_until(orphan_stale, timeout=60, interval=0.5)
+    assert (snap["threshold"]["seconds"], snap["threshold"]["source"]) == (3.0, "--stale-after")
     [lease] = snap["stale_leases"]  # the live worker's long job is not an orphan
     assert (lease["id"], lease["worker_alive"], lease["group"]) == (orphan, False, "victim")
     jobs = asyncio.run(get_jobs(dsn, refs))
@@ -195,7 +199,7 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
     assert {g["name"]: g["stale_leases"] for g in snap["groups"]} == {"default": 0, "victim": 1}
 
     # the dashboard's way (the lease as the snapshot shows it) passes the guard too
-    spec = config.validate(conn, config.load_preset("chancy"))
+    spec = config.validate(conn, config.build_spec(preset="chancy", stale_after="3s"))
     with db.connect_monitor(dsn) as mon, db.connect_action(dsn) as act:
         seen = monitor.collect(mon, spec).stale_leases
         dry = actions.requeue(
@@ -212,6 +216,8 @@ def test_killed_chancy_worker_requeued_and_completed_once(workers, dsn, connect,
         "requeue",
         "--preset",
         "chancy",
+        "--stale-after",
+        "3s",
         "--dsn",
         dsn,
         "--json",

@@ -9,6 +9,7 @@ a dead process's lease is stale once its heartbeat is older than the timeout.
 
 from __future__ import annotations
 
+import pytest
 from psycopg.rows import dict_row
 
 from tests.helpers import wait_until
@@ -60,6 +61,7 @@ def _state(conn, job_id):
     return "retried" if job["serialized_params"]["executions"] > 1 else job["performed_at"]
 
 
+@pytest.mark.matrix
 def test_good_job_advisory_lock_is_the_running_signal(dsn, workers, capsys):  # noqa: F811
     conn = library_db(dsn, "good_job")
     preset = ("--preset", "good-job", "--dsn", dsn)

@@ -23,7 +23,7 @@ from library_support import kill_group
 from node_apps import NodeApp
 from psycopg import sql
 
-from dashboard import config
+from dashboard import config, db
 from dashboard.cli import main
 from dashboard.queue_sql.parts import queue_parts
 
@@ -52,9 +52,21 @@ JOBS = {
 ACTIVE = ("ready", "scheduled", "running")
 
 
-@pytest.fixture
-def graphile(dsn, tmp_path):
-    app = NodeApp("graphile-worker", ["graphile-worker@0.18.0"], "graphile_app.mjs", dsn, tmp_path)
+# The newest release of each minor the preset maps (their migrations 19 and 20).
+RELEASES = {"0.17.3": "graphile-worker 0.17", "0.18.0": "graphile-worker 0.18"}
+
+
+@pytest.fixture(params=list(RELEASES))
+def graphile(request, dsn, tmp_path):
+    release = request.param
+    app = NodeApp(
+        f"graphile-worker-{release}",
+        [f"graphile-worker@{release}"],
+        "graphile_app.mjs",
+        dsn,
+        tmp_path,
+    )
+    app.release = RELEASES[release]
     try:
         yield app
     finally:
@@ -119,6 +131,10 @@ def test_killed_graphile_pool_requeued_and_completed_once(graphile, dsn, connect
     assert main(["init-audit", "--dsn", dsn]) == 0
     capsys.readouterr()
     conn = connect(autocommit=True)
+    # the preset maps the release its migrations table says (0.17: 19, 0.18: 20)
+    with db.connect_monitor(dsn) as mon:
+        mapped = config.validate(mon, config.load_preset("graphile-worker")).library_version
+    assert mapped.release == graphile.release
 
     graphile.start("pool-live", "work", "live_task", "4", env=NAMED)
     wait_until(

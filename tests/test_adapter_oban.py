@@ -191,11 +191,15 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     ids["victim_quick"] = oban.app("quick", "victim")  # ready, with no worker for its queue
 
     def orphans_stale() -> dict | None:
-        code, snap = queuetop(capsys, "snapshot", "--preset", "oban", "--json", "--dsn", dsn)
+        # the producers' own 5 s max_age, given as the user would ([refresher] above)
+        code, snap = queuetop(
+            capsys, "snapshot", "--preset", "oban", "--stale-after", "5s", "--json", "--dsn", dsn
+        )
         stale = {lease["id"] for lease in snap["stale_leases"]}
         return snap if code == 0 and set(orphans.values()) <= stale else None
 
     snap = wait_until(orphans_stale, timeout=60, interval=0.5)
+    assert (snap["threshold"]["seconds"], snap["threshold"]["source"]) == (5.0, "--stale-after")
     leases = {lease["id"]: lease for lease in snap["stale_leases"]}
     assert ids["live_long"] not in leases  # its producer heartbeats: not an orphan
     assert set(leases) == set(orphans.values())
@@ -212,7 +216,7 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
     assert {g["name"]: g["stale_leases"] for g in snap["groups"]} == {"default": 0, "victim": 2}
 
     # the dashboard's way (the leases as the snapshot shows them) passes the guard too
-    spec = config.validate(conn, config.load_preset("oban"))
+    spec = config.validate(conn, config.build_spec(preset="oban", stale_after="5s"))
     with db.connect_monitor(dsn) as mon, db.connect_action(dsn) as act:
         seen = monitor.collect(mon, spec).stale_leases
         dry = actions.requeue(
@@ -229,6 +233,8 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
         "requeue",
         "--preset",
         "oban",
+        "--stale-after",
+        "5s",
         "--dsn",
         dsn,
         "--json",
@@ -264,6 +270,8 @@ def test_killed_oban_worker_requeued_and_completed_once(oban, dsn, connect, caps
         "dead-letter",
         "--preset",
         "oban",
+        "--stale-after",
+        "5s",
         "--dsn",
         dsn,
         "--json",

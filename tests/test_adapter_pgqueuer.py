@@ -14,7 +14,6 @@ import asyncio
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -150,10 +149,12 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
     )[0]
     kill_group(doomed)
 
-    # queuetop, told a heartbeat timeout for these workers, sees the orphan once it is silent
-    preset = config.load_preset("pgqueuer")
-    spec = replace(preset, policy=replace(preset.policy, heartbeat_timeout_s=STALE_S))
+    # queuetop, told a heartbeat timeout for these workers (--stale-after), sees the orphan
+    # once it is silent
+    spec = config.build_spec(preset="pgqueuer", stale_after=f"{STALE_S}s")
+    assert (spec.threshold.signal, spec.threshold.seconds) == ("heartbeat", STALE_S)
     snap = wait_until(lambda: (s := snapshot(pgq_dsn, spec)).stale_leases and s, timeout=30)
+    assert snap.threshold.source == "--stale-after"
     assert [(s.id, s.worker, s.worker_alive, s.group) for s in snap.stale_leases] == [
         (orphan, doomed_qm, False, "long")
     ]  # the live worker's long job is not there

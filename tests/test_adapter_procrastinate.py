@@ -14,7 +14,6 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -94,10 +93,6 @@ def snapshot(dsn: str, spec: QueueSpec | None = None) -> Snapshot:
         )
 
 
-def with_worker_timeout(spec: QueueSpec, seconds: float) -> QueueSpec:
-    return replace(spec, workers=replace(spec.workers, timeout_s=seconds))
-
-
 def library_roles(app) -> tuple[Counter, dict[str, Counter]]:
     """Jobs per queuetop role and per queue, from procrastinate's own API (list_jobs): todo
     is scheduled while its scheduled_at is ahead, else ready."""
@@ -154,9 +149,13 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pq_dsn
     doomed_id = rows(pq_dsn, "SELECT worker_id FROM procrastinate_jobs WHERE id = %s", orphan)[0][0]
     kill_group(doomed)
 
-    # queuetop, told the workers' 4 s timeout, sees the orphan once the worker is silent
-    spec = with_worker_timeout(config.load_preset("procrastinate"), procrastinate_app.STALLED_S)
+    # queuetop, told the workers' 4 s timeout (--stale-after), sees the orphan once the
+    # worker is silent
+    stale_after = f"{procrastinate_app.STALLED_S:g}s"
+    spec = config.build_spec(preset="procrastinate", stale_after=stale_after)
+    assert spec.workers.timeout_s == procrastinate_app.STALLED_S
     snap = wait_until(lambda: (s := snapshot(pq_dsn, spec)).stale_leases and s, timeout=30)
+    assert snap.threshold.source == "--stale-after"
     assert [(s.id, s.worker, s.worker_alive, s.group) for s in snap.stale_leases] == [
         (orphan, str(doomed_id), False, "demo")
     ]  # the live worker's long job is not there

@@ -7,6 +7,7 @@ session and the job is ready again at once; nothing else records that it ran.
 
 from __future__ import annotations
 
+import pytest
 from psycopg.rows import dict_row
 
 from tests.helpers import wait_until
@@ -20,6 +21,9 @@ from tests.library_adapters import (
 )
 from tests.library_support import kill_group
 from tests.library_workers import Que, done_count, hold, named, release
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 ROLES = {
     "ready": "ready",

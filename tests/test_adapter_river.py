@@ -9,6 +9,7 @@ started just now. Nothing here waits for wall time.
 
 from __future__ import annotations
 
+import pytest
 from psycopg.rows import dict_row
 
 from tests.helpers import wait_until
@@ -22,6 +23,9 @@ from tests.library_adapters import (
 )
 from tests.library_support import kill_group
 from tests.library_workers import River, done_count, hold, named, release
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 ROLES = {
     "available": "ready",

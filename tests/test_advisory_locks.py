@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import psycopg
+import pytest
 from ui_snapshots import fixed_snapshot
 
 from dashboard import config, db, monitor
@@ -19,6 +20,9 @@ from dashboard.render import report
 from dashboard.setup import schema
 from dashboard.ui.widgets.tables import LocksTable
 from tests.helpers import wait_until
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 BIG = 5_000_000_123  # above 2**32: pg_locks splits the key into classid and objid
 

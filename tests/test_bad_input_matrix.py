@@ -26,7 +26,7 @@ BAD: dict[str, list[str]] = {
     "--table": ["", "no_such_table", '"unclosed', "a.b.c"],
     "--id-column": ["", "no_such_column"],
     "--status-column": ["", "no_such_column"],
-    "--stale-after": ["", "soon", "0", "-5 minutes"],
+    "--stale-after": ["", "soon", "0", "-5 minutes", "100000000000000 days"],
     "--interval": ["0", "nan", "x", "100000"],
     "--audit-file": ["", "{tmp}/no/such/dir/audit.jsonl", "{tmp}"],
     "--reason": ["", "   "],
@@ -34,6 +34,7 @@ BAD: dict[str, list[str]] = {
     "--workers": ["-1", "x", "65"],
     "--strategy": ["bogus", ""],
     "--duration": ["0", "-1", "inf"],
+    "--seconds": ["0", "x", "nan", "601"],
     "--jobs": ["0", "x"],
     "--rate": ["-1", "nan"],
     "--work-ms": ["-1"],
@@ -45,6 +46,8 @@ BAD: dict[str, list[str]] = {
     "--seed": ["x"],
     "--listen": ["", "nohost", "127.0.0.1:99999"],
     "--public-url": ["", "example.com"],
+    "--max-tabs": ["0", "x", "100"],
+    "--max-groups": ["0", "x"],
     "--since": ["", "soon", "-5 minutes", "2026-01-02 03:04:05"],  # the last: no time zone
     "--limit": ["0", "x"],
     "--max-stale": ["-1", "x"],
@@ -53,7 +56,7 @@ BAD: dict[str, list[str]] = {
     "--max-oldest-ready": ["-1", "soon"],
     "--horizon-age": ["-1", "soon", ""],
     "--state": ["", "nosuch"],
-    "--older-than": ["", "soon", "0"],
+    "--older-than": ["", "soon", "0", "100000000000d"],
     "--worker": [""],
     "--group": [""],
     "--batch-size": ["0", "x", "100000000"],
@@ -150,7 +153,7 @@ def no_dashboard(monkeypatch):
 
     monkeypatch.setattr(QueuetopApp, "run", refuse)
     monkeypatch.setattr(exporter, "serve_metrics", refuse)
-    monkeypatch.setattr(web, "serve", refuse)
+    monkeypatch.setattr(web, "server", refuse)
 
 
 @pytest.mark.parametrize(

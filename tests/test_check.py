@@ -33,6 +33,7 @@ def check(capsys, dsn: str, *flags: str) -> tuple[int, str]:
     return code, captured.out
 
 
+@pytest.mark.matrix
 def test_each_threshold_over_and_under(dsn, connect, background, capsys):
     staged = StagedQueue(dsn, connect, background)
     try:
@@ -68,6 +69,7 @@ def test_a_quiet_queue_is_under_every_threshold_at_zero(dsn, capsys):
     assert len(out.splitlines()) == 4 and all(x.startswith("ok") for x in out.splitlines())
 
 
+@pytest.mark.matrix
 def test_json(dsn, connect, background, capsys):
     staged = StagedQueue(dsn, connect, background)
     try:

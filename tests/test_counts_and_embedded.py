@@ -5,12 +5,14 @@ from __future__ import annotations
 from importlib import resources
 
 import psycopg
+import pytest
 
 from dashboard import config, db, monitor
 from dashboard.cli import main
 from dashboard.setup import schema
 
 
+@pytest.mark.matrix
 def test_large_table_estimates_finished_states_and_counts_active_exactly(dsn, connect, tmp_path):
     setup = connect(autocommit=True)
     schema.init_demo(setup)

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dashboard import config
 from dashboard.actions.describe import guard_text
 from dashboard.cli import main
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 SPEC = """
 [queue]

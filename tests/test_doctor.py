@@ -15,6 +15,9 @@ from dashboard import config, db, doctor, monitor
 from dashboard.cli import main
 from dashboard.setup import schema
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 JOBS = "queuetop_demo.jobs"
 
 

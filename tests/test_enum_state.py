@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dashboard.cli import main
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 SPEC_TOML = """
 [queue]

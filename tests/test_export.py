@@ -111,6 +111,7 @@ def test_exporter_families_say_up_age_cost_and_errors():
     assert got[("queuetop_poll_errors_total", (("reason", "timeout"),))] == 0
 
 
+@pytest.mark.matrix
 def test_exporter_keeps_the_last_values_marked_stale_while_the_database_refuses(
     dsn, connect, background
 ):
@@ -215,6 +216,7 @@ def test_bad_listen_flag_is_one_line_and_exit_2(tmp_path):
     assert_one_line_error(result, "argument --listen", "HOST:PORT")
 
 
+@pytest.mark.matrix
 def test_missing_table_is_one_line_and_exit_2_before_serving(dsn, tmp_path):
     result = run_cli("export", "--dsn", dsn, "--listen", "127.0.0.1:0", env_home=str(tmp_path))
     assert_one_line_error(result, "queuetop_demo.jobs not found")

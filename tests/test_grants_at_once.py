@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import psycopg
+import pytest
 from psycopg import conninfo, sql
 from test_actions_permissions import stale, watcher  # noqa: F401 (fixtures)
 
 from dashboard import db
 from dashboard.actions import capabilities
 from dashboard.cli import main
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 AUDIT = ("GRANT USAGE ON SCHEMA queuetop TO qt_watch", "GRANT INSERT ON queuetop.audit_log TO")
 

@@ -3,6 +3,8 @@ ones that tell the story stay, and it never reaches the last column (where it wo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from ui_snapshots import fixed_load_snapshot, lost_database_load_snapshot
 
@@ -21,19 +23,22 @@ def test_the_live_line_fits_the_terminal_and_keeps_what_matters(width):
     assert not line.endswith(" ")
 
 
-def test_at_120_columns_lock_waits_and_crashed_stay():
-    line = live_line(fixed_load_snapshot(), 120)
-    assert "lock waits 28" in line and "crashed 1" in line
+def test_at_120_columns_lock_waits_per_second_and_crashed_stay():
+    line = live_line(replace(fixed_load_snapshot(), lock_waits_per_s=2.5), 120)
+    assert "lock waits/s 2.5" in line and "crashed 1" in line
+    assert "lock waits total" not in line  # the running total is the first to leave
 
 
 def test_without_a_terminal_the_line_has_everything():
-    line = live_line(fixed_load_snapshot())
+    line = live_line(replace(fixed_load_snapshot(), lock_errors_per_s=0.5))
     for part in (
         *FIRST,
-        "lock waits 28",
+        "lock waits/s 3.5",
+        "lock errors/s 0.5",
+        "lock waits total 28",
+        "lock errors total 3",
         "crashed 1",
         "double claims 0",
-        "lock errors 3",
         "rescue off",
         "failed 9",
     ):

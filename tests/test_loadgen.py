@@ -156,11 +156,18 @@ def test_for_update_workers_pile_up_behind_a_stalled_worker(dsn, demo_spec):
     with LoadGenerator(dsn, demo_spec, settings) as gen, db.connect_monitor(dsn) as conn:
         wait_until(lambda: gen.stats().live_workers == 3, timeout=30)
         gen.stall_worker(4.0)
-        snap = wait_until(lambda: (s := monitor.collect(conn, demo_spec)).waiting and s, timeout=10)
+
+        def pile_up():  # short for-update claims also wait on each other for a moment
+            s = monitor.collect(conn, demo_spec)
+            stalled = [
+                i
+                for i in s.idle_in_transaction
+                if i.application_name.startswith("queuetop-worker-")
+            ]
+            return s if s.waiting and stalled else None
+
+        snap = wait_until(pile_up, timeout=10)
         assert all(w.application_name.startswith("queuetop-worker-") for w in snap.waiting)
-        assert any(
-            i.application_name.startswith("queuetop-worker-") for i in snap.idle_in_transaction
-        )
         assert any(w.stalled for w in gen.stats().workers)
     assert gen.stats().totals["stalls"] == 1 and gen.stats().double_claims == 0
 

@@ -126,6 +126,9 @@ def test_summary_keys_and_the_rescue_count_in_the_live_line_and_summary():
         "claim_latency_ms",
         "lock_waits",
         "lock_errors",
+        "lock_errors_by_kind",
+        "lock_waits_per_s",
+        "lock_errors_per_s",
         "empty_claims",
         "double_claims",
     ]

@@ -23,6 +23,9 @@ from dashboard.queue_sql.parts import queue_parts
 from dashboard.setup import schema
 from tests.helpers import is_waiting_on_lock, wait_until
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 SCANS = """SELECT seq_scan FROM pg_stat_user_tables
            WHERE schemaname = 'queuetop_demo' AND relname = 'jobs'"""
 

@@ -12,6 +12,9 @@ from dashboard.setup import schema
 from tests import seeds
 from tests.helpers import wait_until
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 QUERY_DIR = Path(queries.__file__).parent
 
 
@@ -19,7 +22,7 @@ QUERY_DIR = Path(queries.__file__).parent
 def test_collect_takes_only_access_share_locks(seed, dsn, connect, background):
     setup = connect(autocommit=True)
     seeds.create(setup, seed)
-    setup.execute(seed.insert_ready, {"n": 20})
+    seeds.fill_ready(setup, seed, 20)
     setup.execute(seed.insert_stale)
     # A worker holds row locks and another waits, so every section of the snapshot has work.
     holder = connect()

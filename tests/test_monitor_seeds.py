@@ -19,7 +19,7 @@ def seeded(request, dsn, connect):
     seed: seeds.Seed = request.param
     setup = connect(autocommit=True)
     seeds.create(setup, seed)
-    setup.execute(seed.insert_ready, {"n": READY})
+    seeds.fill_ready(setup, seed, READY)
     setup.execute(seed.insert_stale)
     mon = db.connect_monitor(dsn, timeout_ms=2000)
     spec = config.validate(mon, config.load_preset(seed.preset))
@@ -27,6 +27,7 @@ def seeded(request, dsn, connect):
     mon.close()
 
 
+@pytest.mark.matrix
 def test_locked_ready_rows_are_counted_and_attributed(seeded, connect):
     seed, spec, mon = seeded
     holder = connect(application_name="holder-a")
@@ -50,6 +51,7 @@ def test_locked_ready_rows_are_counted_and_attributed(seeded, connect):
     assert monitor.collect(mon, spec).locked["ready"] == 0
 
 
+@pytest.mark.matrix
 def test_plain_for_update_waiter_is_listed_with_its_blocker(seeded, connect, background):
     seed, spec, mon = seeded
     holder = connect(application_name="holder-a")
@@ -91,6 +93,7 @@ def test_idle_transaction_appears_with_its_age(seeded, connect):
     assert entry.xmin_age is not None and entry.xmin_age >= 0
 
 
+@pytest.mark.matrix
 def test_stale_lease_is_reported_with_worker_and_token(seeded):
     seed, spec, mon = seeded
     snap = monitor.collect(mon, spec)

@@ -16,6 +16,9 @@ from psycopg import conninfo, sql
 
 from dashboard.cli import main
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 

@@ -15,6 +15,9 @@ from dashboard.cli import main
 from dashboard.errors import UserError
 from dashboard.models import Policy
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 
 def _moved(spec, worker, action, reason="poison payload") -> tuple[int, int]:
     """A claimed job whose worker died, dead-lettered into queuetop_demo.jobs_dead."""

@@ -12,6 +12,9 @@ from psycopg import conninfo, sql
 
 from dashboard.cli import main
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 SPEC = """
 [queue]
 table = "app.jobs"

@@ -31,7 +31,7 @@ class ServeProcess:
     def __init__(self, dsn: str, home: Path, *extra: str):
         home.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
+        self.base = f"http://127.0.0.1:{self.port}/"
         self.log = home / "serve.log"
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
@@ -50,7 +50,16 @@ class ServeProcess:
                 stderr=subprocess.STDOUT,
                 env=queuetop_env(home),
             )
+        # the page's address, with this start's secret, is the one serve prints
+        self.url = wait_until(self._printed_url, timeout=60, interval=0.2)
+        self.secret = self.url.rsplit("/", 1)[1]
         self.page = wait_until(self._page, timeout=60, interval=0.2)
+
+    def _printed_url(self) -> str | None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"serve exited {self.proc.returncode}: {self.log.read_text()}")
+        found = re.search(r" on (http://\S+)", self.log.read_text())
+        return found.group(1) if found else None
 
     def _page(self) -> str | None:
         if self.proc.poll() is not None:
@@ -94,14 +103,15 @@ def test_serve_answers_http_with_a_page_that_loads_nothing_from_outside(demo_db,
     try:
         page = serve.page
         assert "<title>queuetop: queuetop_demo.jobs</title>" in page
-        assert f'data-session-websocket-url="ws://127.0.0.1:{serve.port}/ws"' in page
+        ws_url = f"ws://127.0.0.1:{serve.port}/ws/{serve.secret}"
+        assert f'data-session-websocket-url="{ws_url}"' in page
         outside = [
             u
             for u in re.findall(r"https?://[^\"' )]+", page)
             if not u.startswith(("http://127.0.0.1", "http://www.w3.org/2000/svg"))
         ]
         assert outside == []
-        with urllib.request.urlopen(serve.url + "static/js/textual.js", timeout=10) as r:
+        with urllib.request.urlopen(serve.base + "static/js/textual.js", timeout=10) as r:
             assert r.status == 200
         assert "read-only" in serve.log.read_text()
     finally:
@@ -170,7 +180,8 @@ def test_each_tab_is_read_only_unless_actions_are_allowed(tmp_path):
         "--audit-file",
         str(Path("audit.jsonl").resolve()),
     ]
-    assert tab_options(_args(demo=True, table="ignored")) == ["--interval", "2", "--read-only"]
+    demo = tab_options(_args(demo=True, table="ignored"))
+    assert demo == ["--interval", "2", "--preset", "demo", "--read-only"]
 
 
 def test_the_dsn_reaches_each_tab_through_the_environment_not_the_command_line(demo_db, tmp_path):

@@ -146,7 +146,7 @@ def test_latency_names_its_window_and_unit():
     run(fixed_app(FixedLoadGen()), body)
 
 
-STORY = ["for-update", "hold-tx on", "done 37.9/s", "claim p95", "12.8 ms", "lock waits 28"]
+STORY = ["for-update", "hold-tx on", "done 37.9/s", "claim p95", "12.8 ms", "lock waits 3.5/s"]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (60, 20)])
@@ -170,7 +170,7 @@ def test_the_strip_fits_again_when_the_terminal_narrows():
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         (line,) = rendered_lines(pilot.app.query_one(LoadStrip))
-        assert "lock waits 28" in line and "…" not in line, line
+        assert "lock waits 3.5/s" in line and "…" not in line, line
 
     run(fixed_app(FixedLoadGen()), body, size=(200, 50))
 

@@ -15,6 +15,9 @@ from psycopg import conninfo, sql
 
 from dashboard.cli import main
 
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
+
 _roles = itertools.count()
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from demo_queue import setup_demo
 from helpers import is_waiting_on_lock, wait_until
 
 from dashboard import db, monitor
+
+# every server of the matrix (tests/servers.py)
+pytestmark = pytest.mark.matrix
 
 
 def test_holders_and_waiters_name_their_jobs(dsn, connect, background):

@@ -57,7 +57,7 @@ def guarded_parts(spec: QueueSpec, action: str) -> dict[str, sql.Composable]:
 def adapter_statement(spec: QueueSpec, name: str) -> bool:
     """Whether the spec's adapter replaces statement `name` with its own (its library's
     retry function or the columns its own retry changes)."""
-    return bool(spec.adapter) and queries.exists(f"presets/{spec.adapter}/{name}")
+    return queries.resolve(name, spec.adapter) != name  # a version's folder, else its own
 
 
 def _token_advance(spec: QueueSpec) -> sql.Composable | None:

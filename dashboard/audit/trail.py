@@ -124,8 +124,8 @@ def read_table(
         ) from exc
     except errors.InsufficientPrivilege as exc:
         raise UserError(
-            f"role {conn.info.user} may not read {AUDIT_NAME}: GRANT USAGE ON "
-            f"SCHEMA {AUDIT_SCHEMA}, SELECT ON {AUDIT_NAME} TO {conn.info.user}"
+            f"role {conn.info.user} may not read {AUDIT_NAME}: GRANT USAGE ON SCHEMA "
+            f"{AUDIT_SCHEMA} TO {conn.info.user}; GRANT SELECT ON {AUDIT_NAME} TO {conn.info.user}"
         ) from exc
     except errors.QueryCanceled as exc:
         raise UserError(

@@ -15,9 +15,11 @@ once the transaction is over.
 
 from __future__ import annotations
 
+import errno
 import getpass
 import json
 import os
+import stat
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -118,17 +120,42 @@ class FileAudit:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.action_id: str | None = None
-        try:  # fail before touching the database, not between change and commit
-            with self.path.open("a", encoding="utf-8"):
-                pass
+        os.close(self._open())  # fail before touching the database, not before the commit
+
+    def _open(self) -> int:
+        """The file for appending: never through a symlink, created 0600, ours alone.
+
+        A symlink planted at the path would send the records (and their appends) into
+        another file; a file someone else owns could be read or rewritten by them.
+        """
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UserError(
+                    f"audit file {self.path} is a symbolic link; queuetop does not follow "
+                    "one: pass the real file's path as --audit-file"
+                ) from None
             raise UserError(
                 f"cannot write audit file {self.path}: {exc.strerror}; "
                 "pass a writable --audit-file path"
             ) from exc
+        info = os.fstat(fd)
+        why = None
+        if not stat.S_ISREG(info.st_mode):
+            why = "is not a regular file"
+        elif info.st_uid != os.geteuid():
+            why = f"belongs to another user (uid {info.st_uid})"
+        if why is not None:
+            os.close(fd)
+            raise UserError(
+                f"audit file {self.path} {why}; pass a file of your own as --audit-file"
+            )
+        return fd
 
     def _append(self, lines: list[dict[str, Any]]) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
+        with os.fdopen(self._open(), "a", encoding="utf-8") as f:
             for line in lines:
                 f.write(json.dumps(_jsonable(line), sort_keys=True) + "\n")
             f.flush()

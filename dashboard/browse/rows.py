@@ -9,6 +9,7 @@ import psycopg
 
 from dashboard.browse.pages import PageReader
 from dashboard.queue_sql.parts import statement
+from dashboard.text.untrusted import escape_controls
 
 CUT = 2000  # characters of each column read and shown; the detail says how many more
 
@@ -33,26 +34,6 @@ class RowField:
             return "NULL"
         more = f" … ({self.cut_off:,} more characters)" if self.cut_off else ""
         return escape_controls(self.text) + more
-
-
-def escape_controls(text: str) -> str:
-    """Control characters (escapes, newlines, tabs, bells, bidi overrides) as visible
-    escapes, everything else as it is: 'a\\x1b[2Jb' stays on one line and clears nothing."""
-    out = []
-    for ch in text:
-        if ch.isprintable() and ch not in "\u2028\u2029":
-            out.append(ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x100:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(f"\\u{ord(ch):04x}")
-    return "".join(out)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dashboard.audit.trail import DEFAULT_LIMIT, AuditPage, read_latest
 from dashboard.cli.common import checked, connection_options, text
 from dashboard.errors import UserError
 from dashboard.render.report import one_line
+from dashboard.text.untrusted import escape_controls
 
 LIMIT = checked(int, lambda n: 1 <= n <= 100_000, "a whole number from 1 to 100000")
 
@@ -80,30 +81,33 @@ def read_audit(args: argparse.Namespace) -> AuditPage:
 
 
 def audit_text(page: AuditPage) -> str:
-    """A table, newest first; times in this machine's time zone."""
+    """A table, newest first; times in this machine's time zone. Every value a record holds
+    is untrusted (a reason, a target, a state): its control characters escaped."""
+    notes = [escape_controls(n) for n in page.notes]
     if not page.records:
-        return f"no audited action in {page.source}" + "".join(f"\n{n}" for n in page.notes)
+        return f"no audited action in {escape_controls(str(page.source))}" + "".join(
+            f"\n{n}" for n in notes
+        )
     header = ["at", "action", "target", "from -> to", "outcome", "reason", "who"]
     rows = []
     for r in page.records:
-        rows.append(
-            [
-                f"{r.at.astimezone():%Y-%m-%d %H:%M:%S}",
-                r.action,
-                r.target,
-                f"{r.was} -> {r.to_state or '-'}",
-                r.what_happened,
-                one_line(r.reason or "-", 40),
-                r.who,
-            ]
-        )
+        cells = [
+            f"{r.at.astimezone():%Y-%m-%d %H:%M:%S}",
+            r.action,
+            r.target,
+            f"{r.was} -> {r.to_state or '-'}",
+            r.what_happened,
+            one_line(r.reason or "-", 40),
+            r.who,
+        ]
+        rows.append([escape_controls(str(c)) for c in cells])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    lines = [f"{len(rows)} latest record(s) of {page.source}, newest first"]
+    lines = [f"{len(rows)} latest record(s) of {escape_controls(str(page.source))}, newest first"]
     lines += [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [header, *rows]
     ]
-    return "\n".join(lines + list(page.notes))
+    return "\n".join(lines + notes)
 
 
 def run_audit(args: argparse.Namespace) -> int:

@@ -12,8 +12,10 @@ from dashboard.cli import (
     audit_command,
     check_command,
     db_commands,
+    discover_command,
     doctor_command,
     export_command,
+    lab_command,
     load_command,
     presets_command,
     serve_command,
@@ -31,11 +33,13 @@ COMMAND_MODULES = (
     action_commands,
     audit_command,
     load_command,
+    lab_command,
     export_command,
     check_command,
     serve_command,
     presets_command,
     doctor_command,
+    discover_command,
 )
 
 

@@ -18,6 +18,7 @@ from dashboard.cli.common import (
 from dashboard.errors import UserError
 
 DEFAULT_LISTEN = "127.0.0.1:9187"
+MAX_GROUPS_LIMIT = 10_000
 DEFAULT_EXPORT_INTERVAL_S = 15.0  # a common scrape interval; the exporter is left running
 
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[^:\[\]]*)):(?P<port>\d{1,5})$")
@@ -53,7 +54,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: any "
         "free port, printed at start)",
     )
+    p.add_argument(
+        "--max-groups",
+        type=group_limit,
+        metavar="N",
+        help="series for at most N groups per metric, the busiest; the rest summed into "
+        "group '(other)' (default 50)",
+    )
     p.set_defaults(handler=run_export, interval=DEFAULT_EXPORT_INTERVAL_S)
+
+
+def group_limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_GROUPS_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of groups from 1 to {MAX_GROUPS_LIMIT}"
+        )
+    return number
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -65,7 +85,8 @@ def run_export(args: argparse.Namespace) -> int:
 
     spec = spec_from_args(args)  # bad TOML or preset fails before any connection
     target = db.resolve_target(args.dsn)
-    exporter = Exporter(target.dsn, spec, args.interval)
+    limits = {} if args.max_groups is None else {"max_groups": args.max_groups}
+    exporter = Exporter(target.dsn, spec, args.interval, **limits)
     failure = exporter.poll_once(log=False)
     if failure is not None and not is_connection_error(failure):
         exporter.close()  # a bad spec or a missing table: say so now, not on every poll

@@ -188,14 +188,16 @@ def live_line(snap: LoadSnapshot, width: int | None = None) -> str:
         (f"done/s {_rate(snap.completions_per_s)}", 0),
         (f"claim p95 ({LATENCY_WINDOW_S:g}s) {p95}", 0),
         (f"double claims {snap.double_claims}", 0 if snap.double_claims else 2),
-        (f"lock waits {t['lock_waits']}", 1),
+        (f"lock waits/s {_rate(snap.lock_waits_per_s)}", 1),
         (f"crashed {snap.crashed}", 1),
         (f"claims/s {_rate(snap.claims_per_s)}", 2),
         (f"done {t['completed']}", 3),
         (f"failed {t['failed']}", 3),
         (f"dead {t['dead']}", 3),
         (rescued, 3 if not snap.rescue else 2),
-        (f"lock errors {t['lock_errors']}", 3),
+        (f"lock errors/s {_rate(snap.lock_errors_per_s)}", 2),
+        (f"lock waits total {t['lock_waits']}", 3),
+        (f"lock errors total {t['lock_errors']}", 3),
     ]
     if snap.reconnecting:  # who is down and why, before numbers that are stale meanwhile
         parts = parts[:2] + [(text, max(rank, 1)) for text, rank in parts[2:]]
@@ -231,7 +233,10 @@ def summary_text(doc: dict) -> str:
             ),
             f"claims/s {doc['claims_per_s']}  completions/s {doc['completions_per_s']}",
             f"claim latency ms p50 {ms(lat['p50'])}  p95 {ms(lat['p95'])}  p99 {ms(lat['p99'])}",
-            f"lock waits {doc['lock_waits']}  lock errors {doc['lock_errors']}  "
+            f"lock waits {doc['lock_waits']} in all ({doc['lock_waits_per_s']}/s)  "
+            f"lock errors {doc['lock_errors']} in all ({doc['lock_errors_per_s']}/s: "
+            + ", ".join(f"{kind} {n}" for kind, n in doc["lock_errors_by_kind"].items())
+            + ")",
             f"empty claims {doc['empty_claims']}  double claims {doc['double_claims']}",
         ]
     )

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from dashboard import config
+from dashboard.config import versions
 from dashboard.models import QueueSpec
 
 # What each preset's [about] table says, in this order.
@@ -27,6 +28,14 @@ def describe(name: str) -> dict[str, object]:
         **{key: about.get(key, "") for key in ABOUT_KEYS},
         "roles": {role: list(spec.values(role)) for role in spec.roles if spec.values(role)},
         "group": str(spec.columns.group) if spec.columns.group else None,
+        # the liveness limit in force and where it comes from (--stale-after changes it)
+        "threshold": {
+            "signal": spec.threshold.signal,
+            "seconds": spec.threshold.seconds,
+            "source": spec.threshold.source,
+            "text": spec.threshold.describe(),
+        },
+        "versions": versions.supported_text(spec, about),
     }
 
 
@@ -42,4 +51,7 @@ def run_presets(args: argparse.Namespace) -> int:
         for key in ("state", "liveness", "recovery"):
             if row[key]:
                 print(f"    {key:<9} {row[key]}")
+        print(f"    {'threshold':<9} {row['threshold']['text']}")
+        if row["versions"]:
+            print(f"    {'versions':<9} {row['versions']}")
     return 0

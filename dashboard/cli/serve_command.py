@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import re
+import socket
+import sys
+from argparse import Namespace
 from pathlib import Path
 
 from dashboard import db
@@ -21,6 +25,8 @@ from dashboard.errors import UserError
 from dashboard.setup.schema import ensure_demo
 
 DEFAULT_SERVE_LISTEN = "127.0.0.1:8000"
+DEFAULT_MAX_TABS = 3
+MAX_TABS = 20
 # queue options handed on to each tab's `queuetop watch`, as (dest, flag)
 QUEUE_FLAGS = (
     ("queue", "--queue"),
@@ -57,6 +63,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="let the browser requeue, dead-letter, cancel and terminate (default: read-only)",
     )
     p.add_argument(
+        "--allow-remote-actions",
+        action="store_true",
+        help="with --allow-actions on a --listen other than loopback: anyone who has the "
+        "printed address may act (required, and warned about)",
+    )
+    p.add_argument(
+        "--max-tabs",
+        type=positive_int,
+        default=DEFAULT_MAX_TABS,
+        metavar="N",
+        help=f"at most N browser tabs at once, each a dashboard process (default "
+        f"{DEFAULT_MAX_TABS})",
+    )
+    p.add_argument(
         "--audit-file",
         metavar="PATH",
         type=text("a file path"),
@@ -65,10 +85,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--demo",
         action="store_true",
-        help="show the demo (queue created if absent, workers started): each "
-        "browser tab runs its own workers",
+        help="show the demo (queue created if absent): one load generator in this "
+        "process, shared by every tab (its keys are not offered in the browser)",
     )
     p.set_defaults(handler=run_serve)
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_TABS:
+        raise argparse.ArgumentTypeError(f"expected a number of tabs from 1 to {MAX_TABS}")
+    return number
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def public_url(value: str) -> str:
@@ -81,7 +118,9 @@ def public_url(value: str) -> str:
 def tab_options(args: argparse.Namespace) -> list[str]:
     """The flags each tab's dashboard process gets (never the DSN: see run_serve)."""
     options = ["--interval", f"{args.interval:g}"]
-    if not args.demo:
+    if args.demo:
+        options += ["--preset", "demo"]  # the shared load generator's queue
+    else:
         for dest, flag in QUEUE_FLAGS:
             value = getattr(args, dest)
             if value is not None:
@@ -95,6 +134,47 @@ def tab_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
+def check_remote_actions(args: argparse.Namespace, host: str) -> None:
+    """Acting from a browser on another machine is a choice made twice, and said aloud."""
+    if not args.allow_actions or is_loopback(host):
+        return
+    if not args.allow_remote_actions:
+        raise UserError(
+            f"--listen {host} with --allow-actions lets anyone who reaches {host} and has "
+            "the printed address act on the queue; add --allow-remote-actions to mean it, "
+            "or listen on 127.0.0.1"
+        )
+    print(
+        f"queuetop serve: WARNING: actions allowed from other machines on {host}: whoever "
+        "has the printed address can requeue, dead-letter, cancel and terminate",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(
+                f"--listen {host}:{port}: cannot listen there ({exc.strerror or exc}); "
+                "choose another port"
+            ) from None
+
+
+def shared_demo_loadgen(dsn: str):
+    """The demo's load generator, once for every tab (each tab only watches)."""
+    from dashboard import config
+    from dashboard.cli.watch_commands import demo_loadgen
+
+    with db.connect_monitor(dsn) as conn:
+        spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
+    return demo_loadgen(dsn, spec, Namespace(no_load=False, workers=None, strategy=None))
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from dashboard.ui import web
 
@@ -106,6 +186,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError(
             f"--listen: serve needs a fixed port (the page names it), e.g. {DEFAULT_SERVE_LISTEN}"
         )
+    check_remote_actions(args, host)
+    check_port_free(host, port)
     if args.demo:
         target = db.resolve_target(args.dsn)
         ensure_demo(target.dsn)
@@ -118,11 +200,25 @@ def run_serve(args: argparse.Namespace) -> int:
     # DSN (and its password) never shows in a process list. "" keeps the libpq PG* path.
     os.environ["DATABASE_URL"] = target.dsn
     warn_password_in_dsn(args)  # the tabs never see --dsn; this process's argv still has it
-    command = web.dashboard_command("demo" if args.demo else "watch", tab_options(args))
+    command = web.dashboard_command("watch", tab_options(args))
+    server = web.server(
+        command, host, port, title=title, max_tabs=args.max_tabs, url=args.public_url
+    )
     mode = "actions allowed" if args.allow_actions else "read-only"
+    loadgen = shared_demo_loadgen(target.dsn) if args.demo else None
     print(
-        f"queuetop serve: {title} ({mode}) on {args.public_url or web.public_url(host, port)}",
+        f"queuetop serve: {title} ({mode}, at most {args.max_tabs} tabs) on {server.page_url}",
         flush=True,
     )
-    web.serve(command, host, port, title=title, url=args.public_url)
+    print(f"queuetop serve: each tab runs {command}", flush=True)
+    if loadgen is not None:
+        loadgen.start()
+    try:
+        server.serve()
+    except OSError as exc:  # the port was taken between the check and the bind
+        raise UserError(f"--listen {host}:{port}: {exc.strerror or exc}") from None
+    finally:
+        if loadgen is not None:
+            loadgen.stop()
+            loadgen.wait(30)
     return 0

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import replace
 
-from dashboard import config, monitor
+from dashboard import config, db, monitor
+from dashboard.browse.rows import escape_controls
+from dashboard.cli import discover_command
 from dashboard.cli.common import connection_options, open_queue, queue_options
+from dashboard.discover.overview import Overview
 from dashboard.render import report
 
 
@@ -27,7 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    _, conn, spec = open_queue(args)
+    found = discover_command.discovered(args)  # a DSN but no queue: what the catalog holds
+    if found and len(found) > 1:
+        return print_overview(args, found)
+    if found:
+        conn = db.connect_monitor(
+            db.resolve_target(args.dsn).dsn, timeout_ms=db.monitor_timeout_ms(args.interval)
+        )
+        try:
+            spec = config.validate(conn, discover_command.spec_of(args)(found[0]))
+        except Exception:
+            conn.close()
+            raise
+    else:
+        _, conn, spec = open_queue(args)
     with conn:
         snap = monitor.collect(conn, spec, exact=args.exact)
     # part of the snapshot, so that the text and the JSON report the same warnings
@@ -35,4 +52,28 @@ def run_snapshot(args: argparse.Namespace) -> int:
     if warning:
         snap = replace(snap, warnings=(*snap.warnings, warning))
     print(report.snapshot_json(snap) if args.json else report.snapshot_text(snap))
+    return 0
+
+
+def print_overview(args: argparse.Namespace, found: list) -> int:
+    """Several queues and none named: one line each (`watch` shows the same, live)."""
+    dsn = db.resolve_target(args.dsn).dsn
+    with db.connect_monitor(dsn, timeout_ms=db.monitor_timeout_ms(args.interval)) as conn:
+        overview = Overview.open(conn, found, args.interval, discover_command.spec_of(args))
+        rows = overview.poll(conn)
+    hint = discover_command.dsn_hint(args)
+    if args.json:
+        print(json.dumps({"queues": [row.as_json(hint) for row in rows]}, indent=2))
+        return 0
+    print(f"{len(rows)} queues found; pass --preset or --table (or run one command below)")
+    for row in rows:
+        numbers = (
+            f"ready {row.ready}, running {row.running}, oldest ready "
+            f"{report.age(row.oldest_ready_age_s)}, stale {row.stale_leases}, "
+            f"waiting {row.waiting}"
+            if row.error is None
+            else row.error
+        )
+        print(escape_controls(f"  {row.found.table}: {numbers}"))
+        print(f"      {escape_controls(row.found.command(hint))}")
     return 0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
+import sys
 
 from dashboard import config, db
+from dashboard.cli import discover_command, watch_overview
 from dashboard.cli.common import (
     INTERVAL,
     MAX_INTERVAL_S,
@@ -17,6 +18,7 @@ from dashboard.cli.common import (
     recovery_options,
     warn_password_in_dsn,
 )
+from dashboard.loadgen.demo import DEMO_WORKERS
 from dashboard.loadgen.settings import MAX_WORKERS
 from dashboard.loadgen.strategies import STRATEGIES
 from dashboard.setup import schema
@@ -58,6 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="claim strategy (default skip-locked)",
     )
     load.add_argument(
+        "--chaos",
+        action="store_true",
+        help="random worker crashes after claims, each leaving a stale lease (off by "
+        "default: the one ! makes is then the only one)",
+    )
+    load.add_argument(
         "--no-load",
         action="store_true",
         help="open the dashboard on a quiet queue: no producer, no workers",
@@ -65,11 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_demo)
 
 
-# `queuetop demo` is a show: a steady flow, a few failures, a rare crash whose stale lease
-# stays for the operator to recover (only `queuetop load --rescue` requeues expired leases).
-DEMO_WORKERS = 4
-DEMO_FAIL_RATE = 0.02
-DEMO_CRASH_RATE = 0.001
+# `queuetop demo` is a show: a steady flow and a few failures (loadgen/demo.py); a crash
+# comes from `!` (or at random with --chaos), and its stale lease stays for the operator.
 
 
 def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
@@ -111,19 +116,26 @@ def run_app(app, loadgen=None) -> int:
 
 
 def demo_loadgen(dsn: str, spec, args: argparse.Namespace):
-    """The demo's load generator, or None with --no-load."""
+    """The demo's load generator, or None with --no-load. Leases an earlier run left are
+    requeued first (guarded and audited, see loadgen/leftovers.py), and said."""
     if args.no_load:
         return None
-    from dashboard.loadgen import DEMO_SETTINGS, LoadGenerator, LoadSettings
+    from dashboard.audit.writers import choose_sink
+    from dashboard.errors import UserError
+    from dashboard.loadgen import LoadGenerator
+    from dashboard.loadgen.demo import demo_settings
+    from dashboard.loadgen.leftovers import clear_leftovers
 
-    settings: LoadSettings = replace(
-        DEMO_SETTINGS,
-        fail_rate=DEMO_FAIL_RATE,
-        crash_rate=DEMO_CRASH_RATE,
-        workers=DEMO_WORKERS if args.workers is None else args.workers,
-        strategy=args.strategy or DEMO_SETTINGS.strategy,
-    )
-    return LoadGenerator(dsn, spec, settings)
+    with db.connect_action(dsn) as conn:
+        try:
+            audit = choose_sink(conn, args.audit_file)
+        except UserError:  # no audit trail: the leftovers are only counted
+            audit = None
+    note = clear_leftovers(dsn, spec, audit).note()
+    if note:
+        print(f"queuetop demo: {note}", file=sys.stderr)
+    settings = demo_settings(args.workers, args.strategy, chaos=getattr(args, "chaos", False))
+    return LoadGenerator(dsn, spec, settings, notes=(note,) if note else ())
 
 
 def check_audit_file(args: argparse.Namespace) -> None:
@@ -135,6 +147,10 @@ def check_audit_file(args: argparse.Namespace) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
+    check_audit_file(args)
+    found = discover_command.discovered(args)  # a DSN but no queue: what the catalog holds
+    if found:
+        return watch_overview.run_discovered(args, found, run_app)
     return run_app(watch_app(args))
 
 

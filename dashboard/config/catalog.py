@@ -9,6 +9,7 @@ from psycopg import errors
 from psycopg.rows import dict_row
 
 import queries
+from dashboard.config import thresholds, versions
 from dashboard.config.row_security import check_rows_visible
 from dashboard.errors import UserError
 from dashboard.models import Columns, Derived, QueueSpec, TableName
@@ -89,7 +90,7 @@ def adapter_sql_missing(spec: QueueSpec) -> list[str]:
     missing = []
     for f in fields(Columns):
         value = getattr(spec.columns, f.name)
-        path = f"presets/{spec.adapter}/{value.name}" if isinstance(value, Derived) else ""
+        path = queries.adapter_path(spec.adapter, value.name) if isinstance(value, Derived) else ""
         if path and not queries.exists(path):
             missing.append(f"{f.name} (queries/presets/{spec.adapter}/{value.name}.sql)")
     return missing
@@ -102,6 +103,8 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
     """
     table, oid = _existing(conn, spec.table, "table")
     check_rows_visible(conn, table, oid)
+    # the library's version first: a schema it does not know fails here, in its words
+    spec = versions.check(conn, replace(spec, table=table), oid)
     types = _column_types(conn, oid)
     if spec.source == "flags":
         spec = detect_columns(spec, types)
@@ -159,7 +162,7 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
             )
         dead_letter = replace(dead_letter, table=dl[0])
         spec = replace(spec, policy=replace(spec.policy, dead_letter=dead_letter))
-    return spec
+    return thresholds.apply(spec)  # again: the columns found may change the signal
 
 
 def state_warnings(spec: QueueSpec, by_status: dict[str, int]) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from dashboard.config import thresholds
 from dashboard.errors import UserError
 from dashboard.models import (
     DERIVED_ONLY,
@@ -71,6 +72,9 @@ _UNITS = {
 }
 
 
+MAX_DURATION_S = 100 * 365 * 86400
+
+
 def parse_duration(text: str | int | float, what: str = "duration") -> float:
     """'10 minutes', '30s', '1h' or a number of seconds -> seconds, above zero."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
@@ -82,6 +86,8 @@ def parse_duration(text: str | int | float, what: str = "duration") -> float:
         seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if not (math.isfinite(seconds) and seconds > 0):  # 0 would call every running job stale
         raise UserError(f"bad {what} {text!r}: use a duration above zero, e.g. '10 minutes'")
+    if seconds > MAX_DURATION_S:  # beyond PostgreSQL's intervals and Python's timedeltas
+        raise UserError(f"bad {what} {text!r}: use a duration of at most 100 years")
     return seconds
 
 
@@ -249,8 +255,18 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         worker_element=element,
         time_zone=zone,
     )
+    spec = replace(spec, threshold_keys=_threshold_keys(queue), versioned="versions" in data)
     check_dead_letter(spec)
-    return spec
+    return thresholds.apply(spec)
+
+
+def _threshold_keys(queue: dict[str, Any]) -> dict[str, float]:
+    """The liveness limits the file itself names (parsed again: their checks ran above)."""
+    policy, workers = queue.get("policy", {}), queue.get("workers", {})
+    keys = {k: policy[k] for k in ("stale_after", "heartbeat_timeout") if k in policy}
+    if "timeout" in workers:
+        keys["workers.timeout"] = workers["timeout"]
+    return {k: parse_duration(v, k) for k, v in keys.items()}
 
 
 def check_dead_letter(spec: QueueSpec) -> None:

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dashboard.config import thresholds
 from dashboard.config.parse import (
     check_dead_letter,
     parse_duration,
@@ -111,6 +112,6 @@ def build_spec(
         spec = replace(spec, columns=replace(spec.columns, **given))
     if stale_after:
         seconds = parse_duration(stale_after, "--stale-after")
-        spec = replace(spec, policy=replace(spec.policy, stale_after_s=seconds))
+        spec = replace(spec, stale_after_override=(seconds, "--stale-after"))
     check_dead_letter(spec)
-    return spec
+    return thresholds.apply(spec)

@@ -1,10 +1,11 @@
 """LoadGenerator: the controller the CLI and the TUI drive.
 
-Every public method returns at once: it queues a command for the
-supervisor thread, which alone spawns, signals and reaps the worker
-processes (on Linux a worker's parent-death signal follows the *thread*
-that started it, so that thread must live as long as the pool), runs the
-producer, and folds the workers' events into the stats.
+Every public method returns at once: it queues a typed command (events.py) for
+the supervisor thread, which alone spawns, signals and reaps the worker
+processes (supervisor.py; on Linux a worker's parent-death signal follows the
+*thread* that started it, so that thread must live as long as the pool), runs
+the producer, and hands the workers' events, by type, to the supervisor (about
+processes) or the bookkeeper (about stats, bookkeeping.py).
 
 The pool keeps the worker count the user asked for: a worker that loses its
 connection reconnects by itself (and says so meanwhile), and a worker process
@@ -14,53 +15,52 @@ that exits is replaced, after a growing pause if it exited on an error.
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import queue
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, replace
-from multiprocessing.connection import Connection
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 
 from dashboard.audit.writers import AuditSink
-from dashboard.loadgen import faults
+from dashboard.loadgen.bookkeeping import Bookkeeper
+from dashboard.loadgen.demo import RANDOM_CRASH_RATE
+from dashboard.loadgen.events import (
+    Batch,
+    Broadcast,
+    ChangeTarget,
+    Command,
+    CrashAfterClaim,
+    Crashed,
+    Down,
+    Failed,
+    PauseProducer,
+    Ready,
+    SendOne,
+    SetKnobs,
+    SetRate,
+    SetTarget,
+    Stall,
+    Up,
+    WorkerEvent,
+)
 from dashboard.loadgen.producer import Producer, Rescue, enqueue
 from dashboard.loadgen.rescuer import check_rescue
-from dashboard.loadgen.settings import LIVE_KNOBS, MAX_WORKERS, LoadSettings
-from dashboard.loadgen.stats import (
-    CRASHES_KEPT,
-    CrashReport,
-    Latency,
-    LoadSnapshot,
-    StatsBook,
-    WorkerStats,
-)
+from dashboard.loadgen.settings import LIVE_KNOBS, LoadSettings
+from dashboard.loadgen.snapshot import freeze
+from dashboard.loadgen.stats import LoadSnapshot
 from dashboard.loadgen.strategies import build, check_strategy
-from dashboard.loadgen.worker import first_line, run_worker
+from dashboard.loadgen.supervisor import WORKER_PREFIX, Supervisor
+from dashboard.loadgen.worker import first_line
 from dashboard.models import QueueSpec
 
-WORKER_PREFIX = "queuetop-worker-"
+__all__ = ["WORKER_PREFIX", "LoadGenerator"]
+
 TICK_S = 0.05
 STOP_TIMEOUT_S = 5.0
 MAX_EVENTS_PER_TICK = 5000
-RESPAWN_MIN_S, RESPAWN_MAX_S = 0.5, 8.0  # after a worker exits on an error
-
-
-@dataclass
-class _Proc:
-    k: int
-    name: str
-    process: Any  # multiprocessing.Process
-    control: Connection
-    session: str  # its database session's application_name: name, or name.2 after a loss
-    ready: bool = False
-    stopping: bool = False
-    stalled_until: float = 0.0
-    down: str | None = None  # why, while it has lost its connection and reconnects
-    backend_pid: int | None = None  # its session's, as pg_stat_activity shows it
 
 
 class LoadGenerator:
@@ -75,31 +75,26 @@ class LoadGenerator:
     """
 
     def __init__(
-        self, dsn: str, spec: QueueSpec, settings: LoadSettings, *, rescue: AuditSink | None = None
+        self,
+        dsn: str,
+        spec: QueueSpec,
+        settings: LoadSettings,
+        *,
+        rescue: AuditSink | None = None,
+        notes: tuple[str, ...] = (),
     ):
         self.dsn, self.spec = dsn, spec
+        self._notes = notes  # said with every snapshot (e.g. the demo's leftover leases)
         self._settings = settings
         if rescue is not None:
             check_rescue(spec)
         self._rescue = rescue
-        self._target = settings.workers
-        self._ctx = mp.get_context("spawn")  # no fork of a threaded parent (TUI, psycopg)
-        self._events: Any = None
-        self._commands: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
-        self._book = StatsBook()
-        self._clock_started = False
+        # spawn: no fork of a threaded parent (TUI, psycopg)
+        self._sup = Supervisor(mp.get_context("spawn"), dsn, spec, settings.workers, self._lock)
+        self._keeper = Bookkeeper()
+        self._commands: queue.Queue[Command] = queue.Queue()
         self._stopped_at: float | None = None
-        self._procs: dict[int, _Proc] = {}
-        self._next_k = 1
-        self._errors: list[str] = []  # append-only; see _fold_errors
-        self._crashes: deque[CrashReport] = deque(maxlen=CRASHES_KEPT)
-        self._crash_count = 0
-        self._folded = (0, 0)  # ledger examples and producer errors already in _errors
-        self._respawn_at = 0.0
-        self._respawn_delay = RESPAWN_MIN_S
-        # set while workers exit on errors: the first K that did not (yet) fail
-        self._failing_until_k: int | None = None
         self._producer: Producer | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -133,18 +128,20 @@ class LoadGenerator:
         return self._settings
 
     def set_workers(self, n: int) -> None:
-        self._commands.put(("workers", max(0, int(n))))
+        self._commands.put(SetTarget(max(0, int(n))))
 
     def add_worker(self) -> None:
-        self._commands.put(("workers_delta", 1))
+        self._commands.put(ChangeTarget(1))
 
     def remove_worker(self) -> None:
-        self._commands.put(("workers_delta", -1))
+        self._commands.put(ChangeTarget(-1))
 
     def set_strategy(self, strategy: str) -> None:
+        """The claim strategy alone: hold-tx stays as it is (its own knob)."""
         self.set_knobs(strategy=check_strategy(strategy))
 
     def set_hold_tx(self, on: bool) -> None:
+        """Whether the claim transaction is held through the work, alone."""
         self.set_knobs(hold_tx=bool(on))
 
     def set_knobs(self, **knobs: Any) -> None:
@@ -153,80 +150,41 @@ class LoadGenerator:
         if unknown:
             raise ValueError(f"not a live knob: {', '.join(sorted(unknown))}")
         self._settings = replace(self._settings, **knobs)  # validates
-        self._commands.put(("set", dict(knobs)))
+        self._commands.put(Broadcast(SetKnobs(dict(knobs))))
+
+    def set_random_crashes(self, on: bool) -> None:
+        """The demo's chaos knob: random crashes after claims (each a stale lease), or none."""
+        self.set_knobs(crash_rate=RANDOM_CRASH_RATE if on else 0.0)
 
     def crash_worker(self, k: int | None = None) -> None:
         """Worker k (default: the newest live one) exits hard after its next claim commits."""
-        self._commands.put(("crash", k))
+        self._commands.put(SendOne(k, CrashAfterClaim()))
 
     def stall_worker(self, seconds: float, k: int | None = None) -> None:
         """Worker k (default: the newest live one) sits idle in a transaction holding a row lock."""
-        self._commands.put(("stall", k, float(seconds)))
+        self._commands.put(SendOne(k, Stall(float(seconds))))
 
     def pause_producer(self, paused: bool = True) -> None:
-        self._commands.put(("pause", paused))
+        self._commands.put(PauseProducer(paused))
 
     def resume_producer(self) -> None:
         self.pause_producer(False)
 
     def set_rate(self, jobs_per_s: float) -> None:
-        self._commands.put(("rate", max(0.0, float(jobs_per_s))))
+        self._commands.put(SetRate(max(0.0, float(jobs_per_s))))
 
     def stats(self) -> LoadSnapshot:
         """A frozen copy of the counters; cheap, safe from any thread."""
-        now = time.monotonic()
         with self._lock:
-            book, s = self._book, self._settings
-            claims_s, completions_s = book.rates()
-            end = self._stopped_at or now
-            procs = sorted(self._procs.values(), key=lambda p: p.k)
-            workers = tuple(
-                WorkerStats(
-                    k=p.k,
-                    name=p.name,
-                    session=p.session,
-                    pid=p.process.pid,
-                    backend_pid=None if p.down else p.backend_pid,
-                    alive=not p.stopping,
-                    stalled=p.stalled_until > now,
-                    counters=dict(book.per_worker.get(p.k, {})),
-                    connected=not p.down,
-                )
-                for p in procs
-            )
-            producer = self._producer
-            down = [("producer", producer.down)] if producer and producer.down else []
-            down += [(p.name, p.down) for p in procs if p.down and not p.stopping]
-            return LoadSnapshot(
+            return freeze(
+                self._keeper,
+                self._sup,
+                self._settings,
+                self._producer,
                 running=self.running and not self._stop.is_set(),
-                strategy=s.strategy,
-                hold_tx=s.hold_tx,
-                batch=s.batch,
-                work_ms=s.work_ms,
-                target_workers=self._target,
-                live_workers=sum(1 for p in procs if p.ready and not p.stopping and not p.down),
-                producer_paused=bool(producer and producer.paused),
-                rate=producer.rate if producer else s.rate,
-                elapsed_s=max(0.0, end - book.started) if self._clock_started else 0.0,
-                totals={
-                    **book.totals,
-                    "dead": book.totals["dead"] + (producer.rescued_dead if producer else 0),
-                },
-                crashed=book.crashed,
+                stopped_at=self._stopped_at,
                 rescue=self._rescue is not None,
-                rescued=producer.rescued if producer else 0,
-                double_claims=book.ledger.double_claims,
-                enqueued=book.enqueued + (producer.enqueued if producer else 0),
-                claims_per_s=claims_s,
-                completions_per_s=completions_s,
-                latency=Latency.of(book.latency),
-                workers=workers,
-                errors=tuple(self._errors),
-                recent_latency=Latency.of(book.recent.at(now)),
-                reconnecting=tuple(name for name, _ in down),
-                connection_error=down[-1][1] if down else None,
-                crashes=tuple(self._crashes),
-                lease_s=s.lease_s,
+                notes=self._notes,
             )
 
     def __enter__(self) -> LoadGenerator:
@@ -240,34 +198,87 @@ class LoadGenerator:
     # --- the supervisor thread -----------------------------------------------------------
 
     def _supervise(self) -> None:
-        self._events = self._ctx.Queue()
+        sup, keeper = self._sup, self._keeper
+        sup.open_events()
+        on_event = self._event_handlers()
+        on_command = self._command_handlers()
         try:
             self._setup()
             while not self._stop.is_set():
-                self._apply_commands()
-                self._reconcile()
-                self._drain(TICK_S)
+                while True:
+                    try:
+                        cmd = self._commands.get_nowait()
+                    except queue.Empty:
+                        break
+                    on_command[type(cmd)](cmd)
+                sup.reconcile(self._settings)
+                self._drain(on_event, TICK_S)
                 self._reap()
                 with self._lock:
-                    self._book.tick()
-                    self._book.ledger.expire()
-                    self._fold_errors()
+                    keeper.tick(self._producer_errors())
         except Exception as exc:  # reported through stats().errors; the pool still shuts down
             with self._lock:
-                self._errors.append(f"load generator: {first_line(exc)}")
+                keeper.error(f"load generator: {first_line(exc)}")
         finally:
             self._stopped_at = self._stopped_at or time.monotonic()
-            self._shutdown()
+            self._shutdown(on_event)
             with self._lock:
-                self._fold_errors()
+                keeper.fold_errors(self._producer_errors())
 
-    def _fold_errors(self) -> None:
-        """Append new double-claim examples and producer errors to the one ordered list."""
-        examples = self._book.ledger.examples
-        produced = self._producer.errors if self._producer else []
-        seen_examples, seen_produced = self._folded
-        self._errors += examples[seen_examples:] + produced[seen_produced:]
-        self._folded = (len(examples), len(produced))
+    def _event_handlers(self) -> dict[type, Callable[[Any], None]]:
+        """Each worker event to what it changes: the processes, the stats, or both."""
+        sup, keeper = self._sup, self._keeper
+
+        def ready(e: Ready) -> None:
+            sup.on_ready(e)
+            keeper.start_clock()
+
+        def batch(e: Batch) -> None:
+            keeper.on_batch(e, sup.alive_ks())
+            if e.counts.get("completed"):
+                sup.on_progress(e.k)
+
+        def failed(e: Failed) -> None:
+            if sup.on_failed(e):  # its replacements will likely fail alike: said once
+                keeper.error(e.message)
+
+        table: dict[type, Callable[[Any], None]] = {
+            Ready: ready,
+            Down: sup.on_down,
+            Up: sup.on_up,
+            Batch: batch,
+            Crashed: keeper.on_crashed,
+            Failed: failed,
+        }
+        assert set(table) == set(WorkerEvent.__args__), "every worker event has a handler"
+        return table
+
+    def _command_handlers(self) -> dict[type, Callable[[Any], None]]:
+        sup = self._sup
+
+        def stall(cmd: SendOne) -> None:
+            proc = sup.send_one(cmd.k, cmd.control)
+            if proc and isinstance(cmd.control, Stall):
+                proc.stalled_until = time.monotonic() + cmd.control.seconds
+
+        def producer(**change: Any) -> None:
+            if self._producer:
+                for name, value in change.items():
+                    setattr(self._producer, name, value)
+
+        table: dict[type, Callable[[Any], None]] = {
+            SetTarget: lambda c: sup.set_target(c.workers),
+            ChangeTarget: lambda c: sup.set_target(sup.target + c.delta),
+            Broadcast: lambda c: sup.broadcast(c.control),
+            SendOne: stall,
+            PauseProducer: lambda c: producer(paused=c.paused),
+            SetRate: lambda c: producer(rate=c.jobs_per_s),
+        }
+        assert set(table) == set(Command.__args__), "every command has a handler"
+        return table
+
+    def _producer_errors(self) -> list[str]:
+        return self._producer.errors if self._producer else []
 
     def _setup(self) -> None:
         s = self._settings
@@ -276,10 +287,12 @@ class LoadGenerator:
             self.dsn, autocommit=True, application_name="queuetop-loadgen", connect_timeout=5
         ) as conn:
             row = conn.execute(queue_sql.last_worker_number, queue_sql.params()).fetchone()
-            self._next_k = int(row[0]) + 1  # never reuse a name a live lease points at
+            self._sup.next_k = int(row[0]) + 1  # never reuse a name a live lease points at
             if s.prefill:
                 try:
-                    self._book.enqueued += enqueue(conn, queue_sql, s.prefill, s.payload_bytes)
+                    self._keeper.book.enqueued += enqueue(
+                        conn, queue_sql, s.prefill, s.payload_bytes
+                    )
                 except psycopg.Error as exc:
                     raise RuntimeError(
                         f"cannot enqueue jobs into {self.spec.table}: {first_line(exc)}; fill "
@@ -300,160 +313,34 @@ class LoadGenerator:
         )
         self._producer.start()
 
-    def _apply_commands(self) -> None:
-        while True:
-            try:
-                cmd = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            kind = cmd[0]
-            if kind == "workers":
-                self._target = min(cmd[1], MAX_WORKERS)
-            elif kind == "workers_delta":
-                self._target = max(0, min(self._target + cmd[1], MAX_WORKERS))
-            elif kind == "set":
-                self._broadcast(("set", cmd[1]))
-            elif kind == "crash":
-                self._send_one(cmd[1], ("crash",))
-            elif kind == "stall":
-                proc = self._send_one(cmd[1], ("stall", cmd[2]))
-                if proc:
-                    proc.stalled_until = time.monotonic() + cmd[2]
-            elif kind == "pause" and self._producer:
-                self._producer.paused = cmd[1]
-            elif kind == "rate" and self._producer:
-                self._producer.rate = cmd[1]
-
-    def _live(self) -> list[_Proc]:
-        return sorted((p for p in self._procs.values() if not p.stopping), key=lambda p: p.k)
-
-    def _send(self, proc: _Proc, msg: tuple) -> None:
+    def _drain(self, on_event: dict[type, Callable[[Any], None]], timeout: float) -> None:
         try:
-            proc.control.send(msg)
-        except OSError:
-            pass  # it just died; _reap notices
-
-    def _broadcast(self, msg: tuple) -> None:
-        for proc in self._live():
-            self._send(proc, msg)
-
-    def _send_one(self, k: int | None, msg: tuple) -> _Proc | None:
-        live = self._live()
-        proc = self._procs.get(k) if k is not None else (live[-1] if live else None)
-        if proc and not proc.stopping:
-            self._send(proc, msg)
-            return proc
-        return None
-
-    def _reconcile(self) -> None:
-        live = self._live()
-        if self._target > len(live) and time.monotonic() >= self._respawn_at:
-            for _ in range(self._target - len(live)):
-                self._spawn()
-        for proc in live[self._target :] if len(live) > self._target else ():
-            proc.stopping = True
-            self._send(proc, ("stop",))
-
-    def _spawn(self) -> None:
-        k, self._next_k = self._next_k, self._next_k + 1
-        name = f"{WORKER_PREFIX}{k}"
-        ours, theirs = self._ctx.Pipe()
-        process = self._ctx.Process(
-            target=run_worker,
-            name=name,
-            daemon=True,
-            args=(k, name, self.dsn, self.spec, self._settings, self._events, theirs, os.getpid()),
-        )
-        process.start()
-        theirs.close()
-        with self._lock:
-            self._procs[k] = _Proc(k, name, process, ours, session=name)
-
-    def _drain(self, timeout: float) -> None:
-        try:
-            msg = self._events.get(timeout=timeout)
+            event = self._sup.events.get(timeout=timeout)
         except queue.Empty:
             return
         with self._lock:
             for _ in range(MAX_EVENTS_PER_TICK):
-                self._handle(msg)
+                on_event[type(event)](event)
                 try:
-                    msg = self._events.get_nowait()
+                    event = self._sup.events.get_nowait()
                 except queue.Empty:
                     return
 
-    def _handle(self, msg: tuple) -> None:
-        kind, k = msg[0], msg[1]
-        proc = self._procs.get(k)
-        if kind == "ready":
-            if proc:
-                proc.ready, proc.session, proc.backend_pid = True, msg[2], msg[3]
-            if not self._clock_started:
-                self._clock_started, self._book.started = True, time.monotonic()
-        elif kind == "down":
-            if proc:
-                proc.down = msg[2]
-        elif kind == "up":
-            if proc:
-                proc.down, proc.session, proc.backend_pid = None, msg[2], msg[3]
-        elif kind == "crash":
-            _, _, _, session, jobs, by_knob, committed = msg
-            self._crash_count += 1
-            self._crashes.append(
-                CrashReport(self._crash_count, k, session, tuple(jobs), by_knob, committed)
-            )
-        elif kind == "batch":
-            _, _, counts, latencies, claimed, finished = msg
-            self._book.add(k, counts, latencies)
-            if counts.get("completed") and k >= (self._failing_until_k or 0):
-                # a worker started after the last error exit gets work done: it is over
-                self._respawn_delay, self._failing_until_k = RESPAWN_MIN_S, None
-            alive = {p.k for p in self._procs.values() if p.process.exitcode is None}
-            ledger = self._book.ledger
-            records = [(at, 1, job, token) for job, token, at in claimed]
-            records += [(at, 0, job, token) for job, token, at in finished]
-            for at, is_claim, job, token in sorted(records, key=lambda r: (r[0], r[1])):
-                if is_claim:
-                    ledger.claim(k, job, token, at, alive)
-                else:
-                    ledger.finish(k, job, token, at)
-        elif kind == "error":
-            if self._failing_until_k is None:  # its replacements will likely fail alike
-                self._errors.append(msg[2])
-            self._failing_until_k = self._next_k
-
     def _reap(self) -> None:
-        for proc in list(self._procs.values()):
-            code = proc.process.exitcode
-            if code is None:
-                continue
+        for gone in self._sup.reap():
             with self._lock:
-                del self._procs[proc.k]
-                self._book.ledger.worker_gone(proc.k)
-                if not proc.stopping:
-                    if code == faults.ERROR_EXIT_CODE:
-                        # replaced too, but not in a tight loop if every replacement fails
-                        self._respawn_at = time.monotonic() + self._respawn_delay
-                        self._respawn_delay = min(RESPAWN_MAX_S, self._respawn_delay * 2)
-                    else:
-                        self._book.crashed += 1  # injected crash or killed: replaced
-            proc.control.close()
-            proc.process.join(0)
+                self._keeper.on_exit(gone.k, gone.asked, gone.on_error)
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, on_event: dict[type, Callable[[Any], None]]) -> None:
         if self._producer:
             self._producer.stop()
-        for proc in self._procs.values():
-            proc.stopping = True
-            self._send(proc, ("stop",))
+        self._sup.ask_all_to_stop()
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        while self._procs and time.monotonic() < deadline:
-            self._drain(TICK_S)  # a worker cannot exit while its queued events are unread
+        while self._sup.procs and time.monotonic() < deadline:
+            self._drain(on_event, TICK_S)  # a worker cannot exit while its queued events are unread
             self._reap()
-        for proc in list(self._procs.values()):
-            proc.process.kill()
-            proc.process.join(2)
+        self._sup.kill_the_rest()
         self._reap()
-        self._drain(0.01)
+        self._drain(on_event, 0.01)
         if self._producer:
             self._producer.join(5)

@@ -24,8 +24,11 @@ they meet.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -101,14 +104,23 @@ class Statement:
             )
         raise errors.error_from_result(res, encoding=self.conn.info.encoding)
 
+    def _prepare(self) -> None:
+        if not self.prepared:
+            self._check(self.conn.pgconn.prepare(self.name, self.query))
+            self.prepared = True
+
+    def _params(self, values: Sequence[Any]) -> list[bytes | None]:
+        encode = self._encode
+        return [encode(values[i]) for i in self._args]
+
     def run(self, *values: Any) -> list[tuple[Any, ...]]:
         """Execute with the varying values; the rows, loaded as psycopg would load them."""
-        pgconn = self.conn.pgconn
-        if not self.prepared:
-            self._check(pgconn.prepare(self.name, self.query))
-            self.prepared = True
-        encode = self._encode
-        res = self._check(pgconn.exec_prepared(self.name, [encode(values[i]) for i in self._args]))
+        self._prepare()
+        return self._rows(
+            self._check(self.conn.pgconn.exec_prepared(self.name, self._params(values)))
+        )
+
+    def _rows(self, res: pq.abc.PGresult) -> list[tuple[Any, ...]]:
         ntuples = res.ntuples
         if not ntuples:
             return []
@@ -122,3 +134,81 @@ class Statement:
             tuple([None if (v := get(r, c)) is None else load(v) for c, load in columns])
             for r in range(ntuples)
         ]
+
+
+Outcome = list[tuple[Any, ...]] | psycopg.Error  # a statement's rows, or what it raised
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What run_pair's two statements did: each one's rows or error, whether their
+    transaction committed, and the round trip in ms."""
+
+    first: Outcome
+    then: Outcome
+    committed: bool
+    ms: float
+
+
+def run_pair(
+    first: Statement, first_values: Sequence[Any], then: Statement, then_values: Sequence[Any]
+) -> Pair:
+    """Two statements of one session in one round trip (libpq pipeline mode, one sync): one
+    implicit transaction, so both commit or neither does (an error in either rolls back
+    both; `then` does not run after an error in `first`). One message out, one answer
+    back, as for a single statement. A lost connection raises OperationalError.
+
+    This is what takes a worker from two round trips per job to one: the completion of
+    a job travels with the claim of the next."""
+    first._prepare()
+    then._prepare()
+    pgconn = first.conn.pgconn
+    started = time.perf_counter()
+    pgconn.enter_pipeline_mode()
+    try:
+        pgconn.send_query_prepared(first.name, first._params(first_values))
+        pgconn.send_query_prepared(then.name, then._params(then_values))
+        pgconn.pipeline_sync()  # sends the three messages at once
+        done, claimed = _result(first, pgconn), _result(then, pgconn)
+        sync = pgconn.get_result()  # the sync point; an error here: the commit failed
+        if sync is None:
+            raise _lost(pgconn)
+        if sync.status != pq.ExecStatus.PIPELINE_SYNC:
+            commit_failed = _outcome(first, sync, pgconn)
+            while pgconn.get_result() is not None:
+                pass
+            pgconn.get_result()  # and then the sync
+            return Pair(commit_failed, claimed, False, (time.perf_counter() - started) * 1000)
+    finally:
+        if pgconn.status == pq.ConnStatus.OK and pgconn.pipeline_status:
+            with contextlib.suppress(psycopg.Error):  # results left unread: the caller
+                pgconn.exit_pipeline_mode()  # gets the error that stopped the reading
+    ok = not isinstance(done, psycopg.Error) and not isinstance(claimed, psycopg.Error)
+    return Pair(done, claimed, ok, (time.perf_counter() - started) * 1000)
+
+
+def _lost(pgconn: Any) -> psycopg.OperationalError:
+    return psycopg.OperationalError(
+        pq.error_message(pgconn) or "the connection to the server was lost"
+    )
+
+
+def _result(stmt: Statement, pgconn: Any) -> Outcome:
+    """One statement's outcome in the pipeline, and the NULL that ends its results."""
+    res = pgconn.get_result()
+    if res is None:
+        raise _lost(pgconn)
+    while pgconn.get_result() is not None:
+        pass
+    if res.status == pq.ExecStatus.PIPELINE_ABORTED:
+        return errors.PipelineAborted("not run: an earlier statement of the pair failed")
+    return _outcome(stmt, res, pgconn)
+
+
+def _outcome(stmt: Statement, res: Any, pgconn: Any) -> Outcome:
+    try:
+        return stmt._rows(stmt._check(res))
+    except psycopg.Error:
+        if pgconn.status == pq.ConnStatus.BAD:
+            raise  # the connection is lost: no outcome to act on
+        return errors.error_from_result(res, encoding=stmt.conn.info.encoding)

@@ -66,6 +66,7 @@ def rescue_expired(
     audit: AuditSink,
     stale_after_s: float,
     limit: int = RESCUE_LIMIT,
+    reason: str = REASON,
 ) -> list[Rescued]:
     """One transaction on `conn` (not autocommit): lock, guarded requeue, audit, commit.
 
@@ -96,7 +97,7 @@ def rescue_expired(
                 conn,
                 ACTION,
                 table,
-                REASON,
+                reason,
                 [
                     AuditEntry(
                         target=r.id,

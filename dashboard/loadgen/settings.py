@@ -25,6 +25,7 @@ class LoadSettings:
     rate: float = 0.0  # jobs per second the producer enqueues; 0 = none
     payload_bytes: int = 64
     seed: int | None = None
+    lock_timeout_ms: float = 0.0  # the workers' lock_timeout; 0: the server's own setting
 
     def __post_init__(self) -> None:
         check_strategy(self.strategy)
@@ -44,6 +45,8 @@ class LoadSettings:
             raise UserError("--batch must be at least 1")
         if self.work_ms < 0 or self.rate < 0:
             raise UserError("--work-ms and --rate must not be negative")
+        if self.lock_timeout_ms < 0:
+            raise UserError("--lock-timeout-ms must not be negative")
         if self.lease_s <= 0:
             raise UserError("--lease must be positive")
 

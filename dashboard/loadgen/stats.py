@@ -1,7 +1,8 @@
-"""Counters, latency percentiles and the double-claim detector, aggregated in the parent.
+"""Counters, rates and latency percentiles, aggregated in the parent.
 
-Workers send deltas (see worker.Batch); the parent folds them into a
-`StatsBook`, and `StatsBook.snapshot()` freezes what the CLI or the TUI shows.
+Workers send deltas (events.Batch); the parent folds them into a `StatsBook`
+(bookkeeping.py), and snapshot.freeze() makes the `LoadSnapshot` the CLI or
+the TUI shows. The double-claim detector is in ledger.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashboard.loadgen.ledger import ClaimLedger
+
 COUNTERS = (
     "claimed",  # jobs claimed
     "claims",  # claim statements that returned at least one job
@@ -20,12 +23,23 @@ COUNTERS = (
     "dead",  # failed attempts that reached the terminal state
     "empty_claims",  # claim statements that returned nothing
     "lock_waits",  # for-update claims slower than LOCK_WAIT_MS: they queued on a row lock
-    "lock_errors",  # NOWAIT failures, lock timeouts, deadlocks
+    "lock_errors",  # every lock error: the three kinds below together
+    "nowait_errors",  # NOWAIT claims that found their row locked (55P03 under nowait)
+    "lock_timeouts",  # statements that waited longer than lock_timeout (55P03 otherwise)
+    "deadlocks",  # transactions the server chose as a deadlock's victim (40P01), retried
     "fenced",  # completions or failures refused because the lease moved on
     "renewals",  # lease heartbeats
     "released",  # jobs handed back to ready by a stopping worker
     "stalls",
 )
+# a lock error's kind -> its counter (the lab and the summary name them by kind)
+LOCK_ERROR_KINDS = {
+    "nowait": "nowait_errors",
+    "lock_timeout": "lock_timeouts",
+    "deadlock": "deadlocks",
+}
+# counters shown as per-second figures over the last RATE_WINDOW_S
+RATED = ("claimed", "completed", "lock_waits", "lock_errors")
 LOCK_WAIT_MS = 20.0
 RATE_WINDOW_S = 2.0
 LATENCY_WINDOW_S = 10.0  # the live percentiles cover the claims of the last 10 s
@@ -176,63 +190,11 @@ class LoadSnapshot:
     rescue: bool = False  # the rescuer runs (opt-in: queuetop load --rescue)
     crashes: tuple[CrashReport, ...] = ()  # the latest ones (see CRASHES_KEPT), oldest first
     lease_s: float = 0.0  # the lease a claim takes: a crashed worker's job is stale after it
-
-
-class ClaimLedger:
-    """Live claims by job: flags a job claimed while another live owner holds it.
-
-    A legitimate second claim follows a completion, a failure, a release, a
-    rollback, the owner's death, or a requeue / lease expiry (which advances
-    the lease token). Records from different workers reach the parent out of
-    order, so a conflicting claim is a suspect until the earlier owner's
-    finish record arrives: excused if that finish started before the new
-    claim returned, counted otherwise or after GRACE_S without one.
-    """
-
-    GRACE_S = 5.0
-
-    def __init__(self) -> None:
-        self.owners: dict[Any, tuple[int, Any]] = {}
-        self.by_worker: dict[int, set[Any]] = {}
-        # (job, earlier owner, its token) -> (new claim's wall time, deadline)
-        self.suspects: dict[tuple[Any, int, Any], tuple[float, float]] = {}
-        self.double_claims = 0
-        self.examples: list[str] = []
-
-    def _count(self, job: Any, owner: int, token: Any) -> None:
-        self.double_claims += 1
-        if len(self.examples) < 5:
-            self.examples.append(f"job {job} claimed while worker {owner} held it (token {token})")
-
-    def claim(self, k: int, job: Any, token: Any, at: float, alive: set[int]) -> None:
-        prev = self.owners.get(job)
-        if prev and prev[0] in alive and (token is None or prev[1] is None or token <= prev[1]):
-            self.suspects[(job, *prev)] = (at, time.monotonic() + self.GRACE_S)
-        self.owners[job] = (k, token)
-        self.by_worker.setdefault(k, set()).add(job)
-
-    def finish(self, k: int, job: Any, token: Any, at: float) -> None:
-        suspect = self.suspects.pop((job, k, token), None)
-        if suspect and at > suspect[0]:
-            self._count(job, k, token)
-        if self.owners.get(job) == (k, token):
-            del self.owners[job]
-        self.by_worker.get(k, set()).discard(job)
-
-    def worker_gone(self, k: int) -> None:
-        """A dead worker's session is gone, and with it its locks and transaction."""
-        for key in [key for key in self.suspects if key[1] == k]:
-            del self.suspects[key]
-        for job in self.by_worker.pop(k, set()):
-            if self.owners.get(job, (None,))[0] == k:
-                del self.owners[job]
-
-    def expire(self, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
-        for key, (_, deadline) in list(self.suspects.items()):
-            if now >= deadline:
-                del self.suspects[key]
-                self._count(*key)
+    # per second over the last RATE_WINDOW_S, beside the run's totals in `totals`
+    lock_waits_per_s: float = 0.0
+    lock_errors_per_s: float = 0.0
+    crash_rate: float = 0.0  # random crashes per claim (the demo's chaos knob; 0: off)
+    notes: tuple[str, ...] = ()  # said from the start (e.g. leases an earlier run left)
 
 
 @dataclass
@@ -265,16 +227,20 @@ class StatsBook:
     def tick(self, now: float | None = None) -> None:
         """Remember the totals now, for the recent rates."""
         now = time.monotonic() if now is None else now
-        self.history.append((now, self.totals["claimed"], self.totals["completed"]))
+        self.history.append((now, tuple(self.totals[name] for name in RATED)))
         while len(self.history) > 2 and now - self.history[1][0] >= RATE_WINDOW_S:
             self.history.popleft()
 
-    def rates(self) -> tuple[float, float]:
+    def rates(self) -> dict[str, float]:
+        """Each RATED counter per second over the last RATE_WINDOW_S (0 before two ticks)."""
         if len(self.history) < 2:
-            return 0.0, 0.0
-        (t0, c0, d0), (t1, c1, d1) = self.history[0], self.history[-1]
+            return dict.fromkeys(RATED, 0.0)
+        (t0, first), (t1, last) = self.history[0], self.history[-1]
         span = t1 - t0
-        return ((c1 - c0) / span, (d1 - d0) / span) if span > 0 else (0.0, 0.0)
+        return {
+            name: (b - a) / span if span > 0 else 0.0
+            for name, a, b in zip(RATED, first, last, strict=True)
+        }
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -305,8 +271,14 @@ def summary(snap: LoadSnapshot, strategy: str, workers: int) -> dict[str, Any]:
             "p95": ms(snap.latency.p95),
             "p99": ms(snap.latency.p99),
         },
+        # totals over the run (the live line and the strip show the per-second figures)
         "lock_waits": snap.totals["lock_waits"],
         "lock_errors": snap.totals["lock_errors"],
+        "lock_errors_by_kind": {
+            kind: snap.totals.get(counter, 0) for kind, counter in LOCK_ERROR_KINDS.items()
+        },
+        "lock_waits_per_s": round(snap.totals["lock_waits"] / elapsed, 2),
+        "lock_errors_per_s": round(snap.totals["lock_errors"] / elapsed, 2),
         "empty_claims": snap.totals["empty_claims"],
         "double_claims": snap.double_claims,
     }

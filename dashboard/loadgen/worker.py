@@ -2,8 +2,8 @@
 
 The worker talks to the parent through two channels: a control pipe it
 polls between (and during) jobs, and a shared events queue it flushes
-counters, claim latencies and claim/finish records into. It never blocks
-on the parent, and dies with it (faults.die_with_parent).
+counters, claim latencies and claim/finish records into (typed: events.py; see
+worker_link.py). It never blocks on the parent, and dies with it (faults.die_with_parent).
 """
 
 from __future__ import annotations
@@ -11,25 +11,31 @@ from __future__ import annotations
 import random
 import signal
 import time
-from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any
 
 import psycopg
-from psycopg import errors
 
+import queries
 from dashboard.loadgen import faults
-from dashboard.loadgen.prepared import Statement
+from dashboard.loadgen.events import (
+    Crashed,
+    Down,
+    Failed,
+    Ready,
+    Up,
+)
+from dashboard.loadgen.lock_errors import LOCK_ERRORS, lock_error_counter
+from dashboard.loadgen.prepared import Outcome, Statement, run_pair
 from dashboard.loadgen.settings import LoadSettings
-from dashboard.loadgen.stats import COUNTERS, LOCK_WAIT_MS
+from dashboard.loadgen.stats import LOCK_WAIT_MS
 from dashboard.loadgen.strategies import QueueSql, build
+from dashboard.loadgen.worker_link import ParentLink
 from dashboard.models import QueueSpec
 
-FLUSH_EVERY_S = 0.1
 POLL_EVERY_S = 0.01  # between busy jobs; idle and working waits poll anyway
 IDLE_MIN_S, IDLE_MAX_S = 0.005, 0.2  # backoff when the queue is empty
 NOWAIT_BACKOFF_S = 0.002
-LOCK_ERRORS = (errors.LockNotAvailable, errors.DeadlockDetected, errors.QueryCanceled)
 RECONNECT_MIN_S, RECONNECT_MAX_S = 0.1, 3.0  # backoff while the server is away
 
 
@@ -41,7 +47,9 @@ class Stop(Exception):
     """The controller asked this worker to stop."""
 
 
-class Worker:
+class Worker(ParentLink):
+    """Claims, works, finishes; says what it did through its ParentLink."""
+
     def __init__(
         self,
         k: int,
@@ -53,59 +61,13 @@ class Worker:
         control: Connection,
         parent_pid: int,
     ):
-        self.k, self.name, self.dsn = k, name, dsn
+        super().__init__(k, settings, events, control, parent_pid)
+        self.name, self.dsn = name, dsn
         self.sessions = 0  # database sessions opened so far (see connect)
         self.session = name  # the current one's application_name
-        self.settings, self.events, self.control = settings, events, control
-        self.parent_pid = parent_pid
         self.sql: QueueSql = build(spec)
         self.rng = random.Random(None if settings.seed is None else settings.seed * 1000 + k)
         self.conn: psycopg.Connection | None = None
-        self.stopping = False
-        self.crash_next = False
-        self.stall_for = 0.0
-        self.last_poll = 0.0
-        self._reset_batch()
-
-    # --- talking to the parent -----------------------------------------------------------
-
-    def _reset_batch(self) -> None:
-        self.counts = dict.fromkeys(COUNTERS, 0)
-        self.latencies: list[float] = []
-        self.claimed: list[tuple[Any, Any, float]] = []  # job, token, wall time claim returned
-        self.finished: list[tuple[Any, Any, float]] = []  # job, token, wall time finish started
-        self.last_flush = time.monotonic()
-
-    def flush(self) -> None:
-        if any(self.counts.values()) or self.latencies or self.claimed or self.finished:
-            counts = {n: v for n, v in self.counts.items() if v}
-            self.events.put(("batch", self.k, counts, self.latencies, self.claimed, self.finished))
-        self._reset_batch()
-
-    def maybe_flush(self, force_if_pending: bool = False) -> None:
-        due = time.monotonic() - self.last_flush >= FLUSH_EVERY_S
-        if due or (force_if_pending and self.finished):
-            self.flush()
-
-    def handle(self, msg: tuple) -> None:
-        kind = msg[0]
-        if kind == "stop":
-            self.stopping = True
-        elif kind == "stall":
-            self.stall_for = float(msg[1])
-        elif kind == "crash":
-            self.crash_next = True
-        elif kind == "set":
-            self.settings = replace(self.settings, **msg[1])
-
-    def poll(self, timeout: float = 0.0) -> None:
-        """Apply control messages; wait up to `timeout` for the first one."""
-        self.last_poll = time.monotonic()
-        if not faults.parent_alive(self.parent_pid):
-            faults.crash_now()
-        while self.control.poll(timeout):
-            self.handle(self.control.recv())
-            timeout = 0.0
 
     def sleep(self, seconds: float, renew: tuple[Any, Any] | None = None) -> None:
         """Simulated work or backoff that a stop interrupts (raising Stop); renews the lease."""
@@ -137,6 +99,11 @@ class Worker:
         if self.conn.info.server_version >= 140000:
             # a backend waiting on a row lock notices a killed worker within a second
             self.conn.execute("SET client_connection_check_interval = 1000")
+        if self.settings.lock_timeout_ms:  # the lab's lock_timeout scenario
+            self.conn.execute(
+                queries.load("loadgen/set_lock_timeout"),
+                {"value": f"{self.settings.lock_timeout_ms:g}ms"},
+            )
         # the hot loop's statements: prepared once per session, one round trip per run
         self.fixed = {**self.sql.values, "worker": session, "lease_s": self.settings.lease_s}
 
@@ -167,24 +134,35 @@ class Worker:
         s = self.settings
         started = time.perf_counter()
         try:
-            rows = self.claim_statement(s.strategy, s.batch).run()
-        except LOCK_ERRORS:
+            rows: Outcome = self.claim_statement(s.strategy, s.batch).run()
+        except LOCK_ERRORS as exc:
+            rows = exc
+        return self.claimed_rows(rows, (time.perf_counter() - started) * 1000)
+
+    def claimed_rows(self, outcome: Outcome, ms: float) -> list[tuple[Any, Any]]:
+        """Count a claim's outcome (its rows, or the lock error it met) and record its jobs;
+        an error that is no lock error, or one inside a held transaction, is raised."""
+        strategy = self.settings.strategy
+        if isinstance(outcome, psycopg.Error):
+            if not isinstance(outcome, LOCK_ERRORS):
+                raise outcome
             self.counts["lock_errors"] += 1
+            if kind := lock_error_counter(outcome, strategy):
+                self.counts[kind] += 1
             if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                raise
+                raise outcome
             return []
-        ms = (time.perf_counter() - started) * 1000
         self.latencies.append(ms)
-        if ms > LOCK_WAIT_MS and s.strategy == "for-update":
+        if ms > LOCK_WAIT_MS and strategy == "for-update":
             self.counts["lock_waits"] += 1
-        if not rows:
+        if not outcome:
             self.counts["empty_claims"] += 1
             return []
         self.counts["claims"] += 1
-        self.counts["claimed"] += len(rows)
+        self.counts["claimed"] += len(outcome)
         now = time.time()
-        self.claimed.extend((job, token, now) for job, token in rows)
-        return rows
+        self.claimed.extend((job, token, now) for job, token in outcome)
+        return outcome
 
     def renew(self, job: Any, token: Any) -> None:
         if self.renew_one is None:
@@ -192,24 +170,52 @@ class Worker:
         if self.renew_one.run(job, token):
             self.counts["renewals"] += 1
 
-    def finish(self, job: Any, token: Any) -> None:
-        """Complete or fail one job: a short statement guarded by the lease token."""
+    def _finishing(self, job: Any, token: Any) -> tuple[Statement, tuple, bool]:
+        """The statement that finishes one job (complete, or fail as the fail rate says)."""
         self.finished.append((job, token, time.time()))
         if faults.happens(self.rng, self.settings.fail_rate):
-            rows = self.fail.run(job, token, self.fail_message)
-            if not rows:
-                self.counts["fenced"] += 1
-            else:
-                self.counts["failed"] += 1
-                self.counts["dead"] += rows[0][0] == self.sql.values["terminal"]
-        elif self.complete.run(job, token):
-            self.counts["completed"] += 1
+            return self.fail, (job, token, self.fail_message), True
+        return self.complete, (job, token), False
+
+    def _finished(self, rows: Outcome, failing: bool) -> None:
+        if isinstance(rows, psycopg.Error):
+            raise rows
+        if not rows:
+            self.counts["fenced"] += 1  # the lease moved on: the token refused the write
+        elif failing:
+            self.counts["failed"] += 1
+            dead = rows[0][0] == self.sql.values["terminal"]
+            self.counts["dead"] += dead
+            self.requeued = self.requeued or not dead  # retried: ready again
         else:
-            self.counts["fenced"] += 1
+            self.counts["completed"] += 1
+
+    def finish(self, job: Any, token: Any) -> None:
+        """Complete or fail one job: a short statement guarded by the lease token."""
+        stmt, values, failing = self._finishing(job, token)
+        self._finished(stmt.run(*values), failing)
+
+    def finish_and_claim(self, job: Any, token: Any) -> list[tuple[Any, Any]]:
+        """Finish one job and claim the next in one round trip and one transaction: the
+        loop without simulated work costs one round trip per job, not two. The claim's
+        latency is then that round trip's. If the claim fails (a lock error), the finish
+        rolled back with it and runs again alone."""
+        stmt, values, failing = self._finishing(job, token)
+        s = self.settings
+        pair = run_pair(stmt, values, self.claim_statement(s.strategy, s.batch), ())
+        if pair.committed:
+            self._finished(pair.first, failing)
+            return self.claimed_rows(pair.then, pair.ms)
+        if isinstance(pair.first, psycopg.Error):
+            raise pair.first  # the claim did not run
+        rows = self.claimed_rows(pair.then, pair.ms)  # counted; an error no lock error raises
+        self._finished(stmt.run(*values), failing)
+        return rows
 
     def release(self, jobs: list[tuple[Any, Any]]) -> None:
         for job, token in jobs:
             self.finished.append((job, token, time.time()))
+            self.requeued = True
             if self.release_one.run(job, token):
                 self.counts["released"] += 1
 
@@ -217,7 +223,7 @@ class Worker:
 
     def turn(self) -> None:
         s = self.settings
-        self.maybe_flush(force_if_pending=s.strategy == "for-update")
+        self.maybe_flush(before_a_wait=s.strategy == "for-update" or s.hold_tx)
         if self.stall_for:
             self.stall()
         if s.hold_tx:
@@ -234,19 +240,12 @@ class Worker:
                         # about to roll back: every claim of this transaction is undone
                         now = time.time()
                         self.finished.extend((job, token, now) for job, token in jobs)
+                        self.requeued = self.requeued or bool(jobs)
                         raise
             except LOCK_ERRORS:
                 jobs = []  # counted by claim(); the transaction is rolled back
         else:
-            jobs = self.claim()
-            self.after_claim(jobs)
-            for i, (job, token) in enumerate(jobs):
-                try:
-                    self.sleep(faults.work_seconds(self.rng, s.work_ms), renew=(job, token))
-                except Stop:
-                    self.release(jobs[i:])
-                    raise
-                self.finish(job, token)
+            jobs = self.work_short(self.claim())
         if not jobs:
             self.idle = min(IDLE_MAX_S, self.idle * 2) if self.idle else IDLE_MIN_S
             self.sleep(NOWAIT_BACKOFF_S if s.strategy == "nowait" else self.idle)
@@ -254,6 +253,30 @@ class Worker:
             self.idle = 0.0
             if time.monotonic() - self.last_poll >= POLL_EVERY_S:
                 self.poll()
+
+    def work_short(self, jobs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        """Work through claimed jobs with the claim committed; the last job of each claim
+        is finished together with the next claim while nothing else is due (a stop, a
+        stall, hold-tx turned on). Returns the first claim's jobs (empty: none claimed)."""
+        first = jobs
+        while jobs:
+            self.after_claim(jobs)
+            for i, (job, token) in enumerate(jobs):
+                try:
+                    self.sleep(faults.work_seconds(self.rng, self.settings.work_ms), (job, token))
+                except Stop:
+                    self.release(jobs[i:])
+                    raise
+                if i < len(jobs) - 1:
+                    self.finish(job, token)
+            self.maybe_flush(before_a_wait=self.settings.strategy == "for-update")
+            if time.monotonic() - self.last_poll >= POLL_EVERY_S:
+                self.poll()
+            if self.stopping or self.stall_for or self.settings.hold_tx:
+                self.finish(job, token)
+                break
+            jobs = self.finish_and_claim(job, token)
+        return first
 
     def after_claim(self, jobs: list[tuple[Any, Any]]) -> None:
         """The crash knob: exit hard right after the claim committed, leaving a stale lease.
@@ -264,14 +287,13 @@ class Worker:
         if jobs and (by_knob or faults.happens(self.rng, self.settings.crash_rate)):
             self.flush()
             self.events.put(
-                (
-                    "crash",
+                Crashed(
                     self.k,
                     time.time(),
                     self.session,
-                    [job for job, _ in jobs],
+                    tuple(job for job, _ in jobs),
                     by_knob,
-                    not self.settings.hold_tx,
+                    committed=not self.settings.hold_tx,
                 )
             )
             self.events.close()
@@ -295,7 +317,7 @@ class Worker:
         while True:
             reason = first_line(lost)
             if reason != reported:
-                self.events.put(("down", self.k, reason))
+                self.events.put(Down(self.k, reason))
                 reported = reason
             if self.conn is not None:
                 self.conn.close()
@@ -306,7 +328,7 @@ class Worker:
             except psycopg.OperationalError as exc:
                 lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
                 continue
-            self.events.put(("up", self.k, self.session, self.conn.info.backend_pid))
+            self.events.put(Up(self.k, self.session, self.conn.info.backend_pid))
             return
 
     def run(self) -> int:
@@ -316,7 +338,7 @@ class Worker:
                 self.connect()
             except psycopg.OperationalError as exc:  # started while the server is away
                 self.reconnect(exc)
-            self.events.put(("ready", self.k, self.session, self.conn.info.backend_pid))
+            self.events.put(Ready(self.k, self.session, self.conn.info.backend_pid))
             while not self.stopping:
                 try:
                     self.turn()
@@ -349,7 +371,7 @@ def run_worker(
     try:
         Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
     except psycopg.Error as exc:  # not a lost connection: the statements themselves fail
-        events.put(("error", k, f"{name}: {first_line(exc)}"))
+        events.put(Failed(k, f"{name}: {first_line(exc)}"))
         events.close()
         events.join_thread()
         raise SystemExit(faults.ERROR_EXIT_CODE) from None

@@ -65,9 +65,16 @@ class Exporter:
     """Polls one queue and serves its last snapshot as metric families (a Collector)."""
 
     def __init__(
-        self, dsn: str, spec: QueueSpec, interval: float, *, log: Callable[[str], None] = _stderr
+        self,
+        dsn: str,
+        spec: QueueSpec,
+        interval: float,
+        *,
+        log: Callable[[str], None] = _stderr,
+        max_groups: int = families.DEFAULT_MAX_GROUPS,
     ) -> None:
         self.dsn = dsn
+        self.max_groups = max_groups
         self.spec = spec  # validated against the catalog on the first poll that connects
         self.interval = interval
         self.log = log
@@ -175,7 +182,7 @@ class Exporter:
             )
         yield from families.exporter_families(stats, snap)
         if snap is not None:
-            yield from families.snapshot_families(snap, spec)
+            yield from families.snapshot_families(snap, spec, self.max_groups)
 
 
 def serve_metrics(exporter: Exporter, host: str, port: int):

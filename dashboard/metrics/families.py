@@ -11,7 +11,7 @@ per-group or per-section family belongs here, next to the one it refines.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from prometheus_client.core import (
@@ -21,11 +21,15 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from dashboard.models import QueueSpec, Snapshot
+from dashboard.models import GroupStats, QueueSpec, Snapshot
+from dashboard.text.untrusted import escape_controls
 
 PREFIX = "queuetop"
 # Why a poll failed, as the dashboard's header says it (a bounded set: one series each).
 ERROR_REASONS: tuple[str, ...] = ("timeout", "blocked", "disconnected", "error")
+# Series per group family: at most this many groups, the rest summed into OTHER_GROUP.
+DEFAULT_MAX_GROUPS = 50
+OTHER_GROUP = "(other)"
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,47 @@ def stale_leases_known(spec: QueueSpec) -> bool:
     return spec.can_find_stale()
 
 
-def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
-    """The queue and the sessions around it, as one snapshot saw them."""
+def safe_labels(metric: Metric) -> Metric:
+    """Label values come from the database (a group's name, the table's): their control
+    characters escaped, so that a scrape shown in a terminal cannot drive it."""
+    metric.samples = [
+        s._replace(labels={k: escape_controls(v) for k, v in s.labels.items()})
+        for s in metric.samples
+    ]
+    return metric
+
+
+def capped_groups(groups: Sequence[GroupStats], limit: int) -> list[GroupStats]:
+    """The `limit` busiest groups (active jobs, then stale leases), the rest summed into one
+    OTHER_GROUP, so that 20,000 queue names cannot make 80,000 series."""
+    if len(groups) <= limit:
+        return list(groups)
+    ranked = sorted(
+        groups, key=lambda g: (-(g.ready + g.scheduled + g.running), -g.stale_leases, g.name)
+    )
+    kept, rest = ranked[: max(limit - 1, 0)], ranked[max(limit - 1, 0) :]
+    ages = [g.oldest_ready_age_s for g in rest if g.oldest_ready_age_s is not None]
+    other = GroupStats(
+        name=OTHER_GROUP,
+        ready=sum(g.ready for g in rest),
+        scheduled=sum(g.scheduled for g in rest),
+        running=sum(g.running for g in rest),
+        locked=sum(g.locked for g in rest),
+        oldest_ready_age_s=max(ages) if ages else None,
+        stale_leases=sum(g.stale_leases for g in rest),
+    )
+    return [*kept, other]
+
+
+def snapshot_families(
+    snap: Snapshot, spec: QueueSpec, max_groups: int = DEFAULT_MAX_GROUPS
+) -> Iterator[Metric]:
+    """The queue and the sessions around it, as one snapshot saw them (labels escaped)."""
+    for metric in _snapshot_families(snap, spec, max_groups):
+        yield safe_labels(metric)
+
+
+def _snapshot_families(snap: Snapshot, spec: QueueSpec, max_groups: int) -> Iterator[Metric]:
     table = snap.queue
     jobs = _gauge(
         "jobs",
@@ -104,7 +147,7 @@ def snapshot_families(snap: Snapshot, spec: QueueSpec) -> Iterator[Metric]:
         yield overdue
 
     if snap.groups:
-        yield from group_families(snap)
+        yield from group_families(snap, max_groups)
 
     sections = _gauge(
         "section_age_seconds",
@@ -174,8 +217,9 @@ def deadlock_families(snap: Snapshot) -> Iterator[Metric]:
         yield rate
 
 
-def group_families(snap: Snapshot) -> Iterator[Metric]:
-    """Active jobs per group (the spec's group column: queue name, task kind)."""
+def group_families(snap: Snapshot, max_groups: int = DEFAULT_MAX_GROUPS) -> Iterator[Metric]:
+    """Active jobs per group (the spec's group column: queue name, task kind), the busiest
+    `max_groups` (see capped_groups)."""
     table = snap.queue
     jobs = _gauge("group_jobs", "Active jobs per group and role", ("table", "queue", "role"))
     oldest = _gauge(
@@ -184,7 +228,7 @@ def group_families(snap: Snapshot) -> Iterator[Metric]:
         ("table", "queue"),
     )
     stale = _gauge("group_stale_leases", "Stale leases per group", ("table", "queue"))
-    for g in snap.groups:
+    for g in capped_groups(snap.groups, max_groups):
         for role in ("ready", "scheduled", "running"):
             if role in snap.roles:
                 jobs.add_metric([table, g.name, role], getattr(g, role))

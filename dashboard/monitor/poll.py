@@ -23,7 +23,7 @@ from psycopg import errors
 
 import queries
 from dashboard import db
-from dashboard.config import state_warnings
+from dashboard.config import state_warnings, versions
 from dashboard.errors import UserError
 from dashboard.models import (
     ACTIVE_ROLES,
@@ -31,8 +31,8 @@ from dashboard.models import (
     ServerInfo,
     Snapshot,
 )
+from dashboard.monitor import access, finished, row_holders, server_versions, sessions
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, row_holders, sessions
 from dashboard.monitor.budget import (
     FINISHED_FLOOR_S,
     FINISHED_SHARE,
@@ -81,7 +81,9 @@ class Monitor:
         # per connection: its server, and the statement_timeout last set on it
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
+        self.unreadable = access.Unreadable()  # what this connection's role may not read
         self._notes: list[str] = []
+        self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
         self.session_reader = SessionReader(spec, self.parts)
         self.deadlocks = DeadlockRate()
         self._deadlocks_per_s: float | None = None
@@ -98,9 +100,21 @@ class Monitor:
         if self._server is not None and self._server[0] is not conn:
             for section in self.sections.values():  # back after an outage: read it all
                 section.tried_at = None
+        fresh = self._server is None or self._server[0] is not conn
+        before = self._server[1] if self._server is not None else None
         server = self._server_info(conn)
+        if fresh:
+            self._check_access(conn)
+            if before is not None and before.address != server.address:  # a host list moved on
+                self._notes.append(
+                    f"reconnected to another server: now on {server.address} "
+                    f"(PostgreSQL {server.version}), was {before.address}"
+                )
+        if server.in_recovery:
+            self._notes.append(f"{server.address} is a standby (in recovery): actions refuse there")
         blocked: str | None = None
         try:
+            self._schema.check(conn, self.clock())
             self._table_sections(conn)
         except TableBlocked as exc:
             blocked = str(exc)
@@ -112,11 +126,14 @@ class Monitor:
                 f"no read access to {self.spec.table}: {str(exc).splitlines()[0]}; "
                 f"GRANT SELECT ON {self.spec.table} TO {conn.info.user}"
             ) from exc
+        except versions.SCHEMA_ERRORS as exc:  # e.g. a library upgraded mid-watch
+            raise self._schema.explain(conn, exc) from None
         # locks, waits and idle sessions: one statement, one moment (one section's clock)
         reader = self.session_reader
-        self._read(
-            "locks", conn, lambda: reader.read(conn, self.plan, blocked is None), optional=True
-        )
+        if self._runs_here("locks", server):
+            self._read(
+                "locks", conn, lambda: reader.read(conn, self.plan, blocked is None), optional=True
+            )
         read = self.sections["locks"]
         for name in ("waits", "idle"):
             self.sections[name] = replace(read, name=name)
@@ -129,6 +146,24 @@ class Monitor:
             self._deadlocks_per_s = self.deadlocks.rate(data.deadlocks, now)
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
+
+    def _check_access(self, conn: psycopg.Connection) -> None:
+        """On a new connection: which auxiliary tables its role may not read (each then
+        degrades what it serves alone); the statements' parts follow."""
+        unreadable = access.check(conn, self.spec)
+        if unreadable.workers != self.unreadable.workers:
+            parts = queue_parts(self.spec)
+            self.parts = access.without_workers(parts) if unreadable.workers else parts
+            self.plan = None  # its statements are composed from the parts
+            self.session_reader = SessionReader(self.spec, self.parts)
+        self.unreadable = unreadable
+
+    def _runs_here(self, name: str, server: ServerInfo) -> bool:
+        line = server_versions.unavailable(name, server)
+        if line is not None:  # left empty, the line saying which version it needs
+            self._notes.append(line)
+            self.sections[name].succeeded((), 0.0, self.clock(), self.interval)
+        return line is None
 
     def _table_sections(self, conn: psycopg.Connection) -> None:
         now = self.clock()
@@ -166,7 +201,7 @@ class Monitor:
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
-        if source is None or not self.spec.can_find_stale():
+        if source is None or not self.spec.can_find_stale() or self.unreadable.workers:
             return
         if source.stale == 0:
             self.sections["stale"].succeeded([], 0.0, now, self.interval)
@@ -183,7 +218,9 @@ class Monitor:
         the rows of a dead-letter table."""
         spec, limit = self.spec, self.spec.policy.exact_count_limit
         read = finished.FinishedRead()
-        if spec.history:
+        if spec.history and self.unreadable.history:
+            pass  # finished jobs live there alone; the snapshot says which grant is missing
+        elif spec.history:
             stats = finished.read_statistics(conn, spec.history.table, spec.history.status)
             if exact or finished.table_rows(stats) < limit:
                 self._set_timeout(conn, self._timeout_for("finished", full_read=True))
@@ -199,7 +236,7 @@ class Monitor:
             else:
                 read.values = ("stats", stats)
         dead = spec.policy.dead_letter
-        if dead and dead.kind == "table" and dead.table:
+        if dead and dead.kind == "table" and dead.table and not self.unreadable.dead_table:
             read.dead_rows, read.dead_estimated = finished.count_dead_table(
                 conn, dead.table, limit, exact
             )
@@ -278,9 +315,11 @@ class Monitor:
         section.succeeded(data, timer.db_s(), self.clock(), self.interval)
 
     def _server_info(self, conn: psycopg.Connection) -> ServerInfo:
-        if self._server is None or self._server[0] is not conn:
+        # a standby's state is read again each poll: it may be promoted under us
+        if self._server is None or self._server[0] is not conn or self._server[1].in_recovery:
             row = conn.execute(queries.load("monitor/get_server_info")).fetchone()
-            self._server = (conn, ServerInfo(row[0], row[1], row[2], db.describe_address(conn)))
+            address = db.describe_address(conn)  # a new connection may be on another host
+            self._server = (conn, ServerInfo(row[0], row[1], row[2], address, row[3], row[4]))
         return self._server[1]
 
     # --- the snapshot --------------------------------------------------------------------
@@ -303,7 +342,7 @@ class Monitor:
             counts["dead"] += read.dead_rows
             if read.dead_estimated and "dead" not in estimated:
                 estimated.append("dead")
-        notes = list(self._notes)
+        notes = list(self._notes) + list(self.unreadable.notes)
         if not spec.can_find_stale():
             notes.append(
                 "stale leases unknown: the spec names no lease_until, started_at, "
@@ -357,8 +396,11 @@ class Monitor:
             monitor_load=self.meter.load(now),
             count_mode=mode,
             held_jobs=held.held_jobs,
-            stale_count=counted.stale if source is not None and spec.can_find_stale() else None,
+            stale_count=counted.stale
+            if source is not None and spec.can_find_stale() and not self.unreadable.workers
+            else None,
             roles=spec.roles,
+            threshold=spec.threshold,
             deadlocks_total=read.deadlocks,
             deadlocks_per_s=self._deadlocks_per_s,
             count_read_at=finished.read_times(

@@ -64,7 +64,7 @@ def _column(spec: QueueSpec, key: str, base: dict[str, sql.Composable]) -> sql.C
     if value is None:
         return sql.SQL(ABSENT.get(key, "NULL"))
     if isinstance(value, Derived):
-        return queries.expression(f"presets/{spec.adapter}/{value.name}").format(**base)
+        return queries.expression(queries.adapter_path(spec.adapter, value.name)).format(**base)
     expr: sql.Composable = sql.SQL("t.{}").format(sql.Identifier(value))
     kind = spec.column_types.get(value, "")
     if key == "worker" and spec.worker_element:
@@ -152,7 +152,9 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     }
     base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if isinstance(cols.status, Derived):
-        state = queries.expression(f"presets/{spec.adapter}/{cols.status.name}").format(**base)
+        state = queries.expression(queries.adapter_path(spec.adapter, cols.status.name)).format(
+            **base
+        )
         status, status_type = state, sql.SQL("text")
     else:
         status = sql.Identifier(cols.status)

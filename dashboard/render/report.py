@@ -105,6 +105,8 @@ def snapshot_text(snap: Snapshot) -> str:
     out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
     if snap.stale_count is not None:
         out.append(f"  stale leases: {snap.stale_count}")
+    if snap.threshold is not None:
+        out.append(f"  {snap.threshold.describe()}")
     out.append(
         f"  counted {'through indexes' if snap.count_mode == 'index' else 'in one pass'}"
         + (

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from dashboard.browse import BrowsedJob, JobRow
-from dashboard.browse.rows import escape_controls
+from dashboard.text.untrusted import escape_controls
 
 
 class FilterInputScreen(ModalScreen[str | None]):

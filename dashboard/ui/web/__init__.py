@@ -1,7 +1,8 @@
 """`queuetop serve`: the dashboard in a browser, through textual-serve.
 
 textual-serve runs one dashboard process per browser tab (the command given here) and
-relays its screen over a websocket to xterm.js. Its page template is ours
+relays its screen over a websocket to xterm.js; guarded.py puts it behind a per-start
+secret, an Origin check and caps on tabs and terminal size. Its page template is ours
 (templates/app_index.html): the same page without the web-font link, so that a browser
 loads nothing from outside the machine queuetop runs on.
 """
@@ -28,16 +29,19 @@ def public_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def serve(command: str, host: str, port: int, *, title: str, url: str | None = None) -> None:
-    """Serve until Ctrl-C or SIGTERM (textual-serve handles both)."""
-    from textual_serve.server import Server
+def server(
+    command: str, host: str, port: int, *, title: str, max_tabs: int, url: str | None = None
+):
+    """The guarded server (see guarded.py); its `page_url` carries this start's secret."""
+    from dashboard.ui.web.guarded import GuardedServer, new_secret
 
-    server = Server(
+    return GuardedServer(
         command,
         host=host,
         port=port,
         title=title,
         public_url=url or public_url(host, port),
         templates_path=TEMPLATES,
+        secret=new_secret(),
+        max_tabs=max_tabs,
     )
-    server.serve()

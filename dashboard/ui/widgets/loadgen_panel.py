@@ -1,4 +1,5 @@
-"""The load generator's own view: a headline strip, its counters, and one row per worker."""
+"""The load generator's own view: a headline strip, the sentence under it, its counters,
+and one row per worker."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dashboard.loadgen import LoadSnapshot, WorkerStats
-from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S
+from dashboard.loadgen.demo import FIRST_RUN_HINT, describe
+from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S, RATE_WINDOW_S
 from dashboard.render.fit import GAP, kept
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
@@ -91,8 +93,9 @@ class StripPart:
 
 def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
     """In the order of the `s` story: how workers claim, what they get done, how long a
-    claim takes, how often they queue on a lock; then who runs, what crashed, the rest."""
-    lock_waits = snap.totals.get("lock_waits", 0)
+    claim takes, how often they queue on a lock or fail on one (per second, like the rest:
+    the run's totals are in the counters, tab 5); then who runs, what crashed, the rest."""
+    waits, errors = snap.lock_waits_per_s, snap.lock_errors_per_s
     return [
         StripPart("", "", snap.strategy, "bold", 0),
         StripPart(
@@ -105,7 +108,10 @@ def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
         StripPart("done ", "done ", f"{_rate(snap.completions_per_s)}/s", "bold green", 0),
         StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95), "", 0),
         StripPart(
-            "lock waits ", "lock waits ", f"{lock_waits:,}", "bold yellow" if lock_waits else "", 0
+            "lock waits ", "lock waits ", f"{_rate(waits)}/s", "bold yellow" if waits else "", 0
+        ),
+        StripPart(
+            "lock errors ", "lock err ", f"{_rate(errors)}/s", "bold yellow" if errors else "", 1
         ),
         StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
         StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
@@ -187,6 +193,38 @@ class LoadStrip(Static):
         self.update(line)
 
 
+class LoadStory(Static):
+    """Two lines under the strip: what the current strategy x hold-tx does and where to
+    look (always), and until the first change of either knob, the hint that names `s`."""
+
+    DEFAULT_CSS = """
+    LoadStory {
+        height: 2;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
+
+    _first: tuple[str, bool] | None = None
+    _changed = False
+
+    def show(self, snap: LoadSnapshot | None) -> None:
+        if snap is None:
+            self.update(Text(FIRST_RUN_HINT, "italic", overflow="ellipsis", no_wrap=True))
+            return
+        now = (snap.strategy, snap.hold_tx)
+        if self._first is None:
+            self._first = now
+        self._changed = self._changed or now != self._first
+        sentence = Text(describe(*now))
+        if self._changed:
+            self.update(sentence)
+            return
+        hint = Text(FIRST_RUN_HINT, "bold", no_wrap=True, overflow="ellipsis")
+        sentence.no_wrap, sentence.overflow = True, "ellipsis"
+        self.update(Group(hint, sentence))
+
+
 class LoadSummary(Static):
     """The generator's counters since it started: knobs, rates, claim latency, faults."""
 
@@ -228,11 +266,36 @@ class LoadSummary(Static):
         lat = snap.recent_latency
         row("claim time", f"last {WINDOW}", "p50", _ms_unit(lat.p50))
         row("p95", _ms_unit(lat.p95), "p99", _ms_unit(lat.p99))
-        row("lock waits", f"{t.get('lock_waits', 0):,}", "lock err", f"{t.get('lock_errors', 0):,}")
-        row("empty", f"{t.get('empty_claims', 0):,}", "crashed", f"{snap.crashed:,}")
+        # what must stay visible first (a short pane cuts the last rows): rates, then the
+        # two numbers that mean trouble, then the run's totals
+        row(
+            f"waits ({RATE_WINDOW_S:g}s)",
+            f"{_rate(snap.lock_waits_per_s)}/s",
+            "lock err",
+            f"{_rate(snap.lock_errors_per_s)}/s",
+        )
+        row("double", _double(snap), "crashed", f"{snap.crashed:,}")
         row("claimed", f"{t.get('claimed', 0):,}", "done", f"{t.get('completed', 0):,}")
         row("failed", f"{t.get('failed', 0):,}", "dead", f"{t.get('dead', 0):,}")
-        row("double", _double(snap), "enqueued", f"{snap.enqueued:,}")
+        row(
+            "waits total",
+            f"{t.get('lock_waits', 0):,}",
+            "err total",
+            f"{t.get('lock_errors', 0):,}",
+        )
+        row(
+            "nowait err",
+            f"{t.get('nowait_errors', 0):,}",
+            "timeouts",
+            f"{t.get('lock_timeouts', 0):,}",
+        )
+        row(
+            "deadlocks",
+            f"{t.get('deadlocks', 0):,}",
+            "crashes",
+            "random" if snap.crash_rate else "! only",
+        )
+        row("empty", f"{t.get('empty_claims', 0):,}", "enqueued", f"{snap.enqueued:,}")
         # below the grid, not in it: a long line must not widen the grid's columns
         lines: list[Text] = []
         if snap.running and snap.reconnecting:
@@ -240,6 +303,7 @@ class LoadSummary(Static):
             lines.append(_line(badge.strip(), style))
             lines.append(_line(f"  {_who(snap)}, retrying", "yellow"))
             lines.append(_line(f"  {snap.connection_error or '?'}", "yellow"))
+        lines += [_line(note, "cyan") for note in snap.notes]
         if snap.errors:
             lines.append(_line(f"! {snap.errors[-1]}", "yellow"))
         self.update(Group(grid, *lines) if lines else grid)

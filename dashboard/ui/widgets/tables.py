@@ -6,12 +6,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
+from dashboard.browse.rows import escape_controls
 from dashboard.models import (
     IdleTransaction,
     QueueSpec,
     SessionInfo,
     Snapshot,
     StaleLease,
+    Threshold,
     WaitingSession,
 )
 from dashboard.render.report import age
@@ -206,6 +208,11 @@ class IdleTable(KeyedTable):
 class StaleLeaseTable(KeyedTable):
     """Stale leases, most overdue first; the operator marks rows with space for recovery."""
 
+    # the top line names the threshold in force (stale_threshold_text)
+    DEFAULT_CSS = """
+    StaleLeaseTable { border-top: solid $primary-darken-2; border-title-align: left; }
+    """
+
     TITLE = "Stale leases"
     SHORT_TITLE = "Stale leases"
     BINDINGS = [
@@ -253,6 +260,7 @@ class StaleLeaseTable(KeyedTable):
         return "bold yellow" if column == "alive" and value == ALIVE[True] else None
 
     def update_from(self, snap: Snapshot) -> None:
+        self.border_title = stale_threshold_text(snap.threshold)
         leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
         # a job that is no longer stale loses its mark: it must not be recovered by surprise
         self.marked &= {str(s.id) for s in leases}
@@ -328,3 +336,11 @@ def stale_unknown_text(spec: QueueSpec) -> Text:
     if candidates:
         text.append(f"\nTimestamp columns of {spec.table}: {', '.join(candidates)}", style="dim")
     return text
+
+
+def stale_threshold_text(threshold: Threshold | None) -> Text | None:
+    """The stale tab's top line: when a running job counts as stale, and who said so (the
+    preset's default, the spec, --stale-after). Names come from the spec: escaped, no markup."""
+    if threshold is None:
+        return None
+    return Text(escape_controls(threshold.describe()), no_wrap=True, overflow="ellipsis")

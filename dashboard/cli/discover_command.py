@@ -1,0 +1,85 @@
+"""`queuetop discover [--json]`: the queues a database holds, each with its command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from dashboard import config, db, discover
+from dashboard.browse.rows import escape_controls
+from dashboard.cli.common import COLUMN_FLAGS, connection_options
+from dashboard.discover.found import FoundQueue
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "discover",
+        parents=[connection_options()],
+        help="list the queues in a database (library schemas and hand-rolled tables)",
+    )
+    p.add_argument("--json", action="store_true", help='print {"queues": [...]}')
+    p.set_defaults(handler=run_discover)
+
+
+def dsn_hint(args: argparse.Namespace) -> str | None:
+    """The --dsn the commands should carry: the one given, without its password."""
+    return db.safe_dsn(args.dsn) if getattr(args, "dsn", None) else None
+
+
+def found_queues(args: argparse.Namespace) -> tuple[db.Target, list[FoundQueue]]:
+    target = db.resolve_target(args.dsn)
+    with db.connect_monitor(target.dsn) as conn:
+        return target, discover.find_queues(conn)
+
+
+def run_discover(args: argparse.Namespace) -> int:
+    _, found = found_queues(args)
+    hint = dsn_hint(args)
+    if args.json:
+        print(json.dumps({"queues": [f.as_json(hint) for f in found]}, indent=2))
+        return 0
+    if not found:
+        print("no queue found: no library schema queuetop knows, no table that looks like one")
+        return 0
+    for f in found:  # names and values come from the catalog: control characters escaped
+        what = f.adapter or "hand-rolled"
+        version = f" {f.version}" if f.version else ""
+        print(escape_controls(f"{f.confidence:<6}  {f.table}  ({what}{version})"))
+        print(f"        {escape_controls(f.command(hint))}")
+        for reason in f.why:
+            print(f"        - {escape_controls(reason)}")
+    return 0
+
+
+def given_dsn(args: argparse.Namespace) -> bool:
+    """A DSN from --dsn, DATABASE_URL or the PG* variables (else: the embedded server)."""
+    return bool(
+        args.dsn or os.environ.get("DATABASE_URL") or any(os.environ.get(v) for v in db.PG_ENV_VARS)
+    )
+
+
+def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
+    """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
+    take (high or medium confidence), or None to keep the default (the demo preset)."""
+    shaping = [args.queue, args.preset, args.table, args.id_column, args.status_column]
+    shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
+    if any(shaping):  # a spec given, or flags that shape the default one: as before
+        return None
+    if getattr(args, "stale_after", None):  # bad input fails before anything connects
+        config.parse_duration(args.stale_after, "--stale-after")
+    if not given_dsn(args):  # the embedded server's demo queue, as before (not started here)
+        return None
+    target = db.resolve_target(args.dsn)
+    with db.connect_monitor(target.dsn) as conn:
+        found = discover.watchable(discover.find_queues(conn))
+    return found or None
+
+
+def spec_of(args: argparse.Namespace):
+    """The spec of a discovered queue, with the user's --stale-after and column flags."""
+
+    def build(found: FoundQueue):
+        return discover.spec_for(found, stale_after=getattr(args, "stale_after", None))
+
+    return build

@@ -1,0 +1,54 @@
+"""`queuetop watch` with a DSN but no queue: the queue discovery found, or an overview of
+all of them, Enter opening the usual dashboard on one and Escape coming back."""
+
+from __future__ import annotations
+
+import argparse
+
+from dashboard import config, db
+from dashboard.cli.common import warn_password_in_dsn
+from dashboard.cli.discover_command import spec_of
+from dashboard.discover.found import FoundQueue
+from dashboard.discover.overview import Overview
+
+
+def dashboard_app(args: argparse.Namespace, dsn: str, spec, *, back: bool):
+    """The dashboard on one queue; with `back`, Escape returns to the overview."""
+    from dashboard.ui.app import QueuetopApp
+    from dashboard.ui.overview import DrillDownApp
+
+    cls = DrillDownApp if back else QueuetopApp
+    return cls(
+        spec, dsn, interval=args.interval, read_only=args.read_only, audit_file=args.audit_file
+    )
+
+
+def validated(args: argparse.Namespace, dsn: str, found: FoundQueue):
+    with db.connect_monitor(dsn, timeout_ms=db.monitor_timeout_ms(args.interval)) as conn:
+        return config.validate(conn, spec_of(args)(found))
+
+
+def overview_app(args: argparse.Namespace, dsn: str, found: list[FoundQueue]):
+    from dashboard.ui.overview import OverviewApp
+
+    with db.connect_monitor(dsn, timeout_ms=db.monitor_timeout_ms(args.interval)) as conn:
+        overview = Overview.open(conn, found, args.interval, spec_of(args))
+    return OverviewApp(overview, dsn, interval=args.interval)
+
+
+def run_discovered(args: argparse.Namespace, found: list[FoundQueue], run_app) -> int:
+    """One queue: its dashboard. Several: the overview, then the dashboard of the queue
+    picked, back to the overview on Escape, out on q (or a signal's exit code)."""
+    dsn = db.resolve_target(args.dsn).dsn
+    warn_password_in_dsn(args)
+    if len(found) == 1:
+        return run_app(dashboard_app(args, dsn, validated(args, dsn, found[0]), back=False))
+    while True:
+        picker = overview_app(args, dsn, found)
+        code = run_app(picker)
+        if picker.return_value is None:
+            return code
+        app = dashboard_app(args, dsn, validated(args, dsn, found[picker.return_value]), back=True)
+        code = run_app(app)
+        if app.return_value != "back":
+            return code

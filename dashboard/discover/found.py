@@ -1,0 +1,48 @@
+"""What discovery finds: one queue table, how sure it is, and the command to watch it."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from dashboard.models import TableName
+
+CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+@dataclass(frozen=True)
+class FoundQueue:
+    """A queue table in the catalog: a library's (adapter, version) or a hand-rolled one."""
+
+    table: TableName
+    confidence: str  # high, medium, low
+    adapter: str | None = None  # the preset that maps it, None for a hand-rolled queue
+    version: str | None = None  # the library release its schema marker stands for
+    marker: str | None = None  # the marker as the library keeps it ("24", "19", "3")
+    why: tuple[str, ...] = ()
+    # the watch flags besides --dsn: ("--preset", "pg-boss") or ("--table", ..., ...)
+    flags: tuple[str, ...] = ()
+    columns: dict[str, str] = field(default_factory=dict)  # hand-rolled: spec key -> column
+
+    def command(self, dsn_hint: str | None = None) -> str:
+        """The exact `queuetop watch …` to run (the DSN without its password)."""
+        words = ["queuetop", "watch", *self.flags]
+        if dsn_hint:
+            words += ["--dsn", dsn_hint]
+        return " ".join(shlex.quote(w) for w in words)
+
+    def as_json(self, dsn_hint: str | None = None) -> dict[str, object]:
+        return {
+            "table": str(self.table),
+            "adapter": self.adapter,
+            "version": self.version,
+            "confidence": self.confidence,
+            "command": self.command(dsn_hint),
+            "schema_marker": self.marker,
+            "why": list(self.why),
+        }
+
+
+def ordered(found: list[FoundQueue]) -> list[FoundQueue]:
+    """Most certain first, then by table name."""
+    return sorted(found, key=lambda f: (CONFIDENCE_ORDER[f.confidence], str(f.table)))

@@ -1,0 +1,122 @@
+"""The library schemas the adapters know, found in a catalog: the adapters run backwards.
+
+A library preset (one with a `[versions]` table) names its queue table; wherever a table
+of that name is (in the preset's schema, or in any schema for an unqualified name), the
+library's own version marker says whether it is that library's and which release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import psycopg
+
+from dashboard import config
+from dashboard.config import versions
+from dashboard.discover.catalog import TableInfo
+from dashboard.discover.found import FoundQueue
+from dashboard.models import QueueSpec
+
+
+def library_presets() -> list[tuple[str, QueueSpec]]:
+    return [
+        (name, spec)
+        for name in config.preset_names()
+        if (spec := config.load_preset(name)).versioned and versions.version_map(name)
+    ]
+
+
+def own_presets() -> list[tuple[str, QueueSpec]]:
+    """Presets of tables of our own (the demo queue) under a schema-qualified name: found
+    where that exact table is, with every column the preset names."""
+    return [
+        (name, spec)
+        for name in config.preset_names()
+        if not (spec := config.load_preset(name)).versioned and spec.table.schema
+    ]
+
+
+def find_own(tables: list[TableInfo]) -> list[FoundQueue]:
+    found = []
+    for name, spec in own_presets():
+        for info in tables:
+            if info.table != spec.table:
+                continue
+            named = [c for c in vars(spec.columns).values() if isinstance(c, str)]
+            if all(c in info.types for c in named):
+                why = (f"the table of preset {name}, with every column it names",)
+                found.append(
+                    FoundQueue(info.table, "high", name, why=why, flags=("--preset", name))
+                )
+    return found
+
+
+def _matches(spec: QueueSpec, info: TableInfo) -> bool:
+    wanted = spec.table
+    if info.table.name != wanted.name:
+        return False
+    return wanted.schema is None or info.table.schema == wanted.schema
+
+
+def find_libraries(conn: psycopg.Connection, tables: list[TableInfo]) -> list[FoundQueue]:
+    found = find_own(tables)
+    for name, spec in library_presets():
+        vmap = versions.version_map(name) or {}
+        for info in tables:
+            if not _matches(spec, info):
+                continue
+            here = replace(spec, table=info.table)
+            marker = versions.read_marker(conn, here, info.oid)
+            known = vmap.get("known", {}).get(marker) if marker else None
+            flags = ["--preset", name]
+            if spec.table.schema is None and info.table.schema != "public":
+                flags += ["--table", str(info.table)]
+            what = vmap.get("marker_name", "schema")
+            if known:
+                why = (f"{vmap.get('library', name)} {what} {marker}",)
+                confidence = "high"
+            elif marker:
+                why = (f"{what} {marker}, which preset {name} does not support",)
+                confidence = "medium"
+            else:
+                why = (f"named as {name}'s table, but without its {what} marker",)
+                confidence = "low"
+            found.append(
+                FoundQueue(
+                    table=info.table,
+                    confidence=confidence,
+                    adapter=name,
+                    version=known["release"] if known else None,
+                    marker=marker,
+                    why=why,
+                    flags=tuple(flags),
+                )
+            )
+    return found
+
+
+def _prefix(name: str) -> str:
+    for tail in ("_jobs", "_job", "s"):
+        if name.endswith(tail):
+            return name[: -len(tail)]
+    return name
+
+
+def owned_by(found: list[FoundQueue], info: TableInfo) -> bool:
+    """A table of a library found (its workers, logs, archive): not a queue of its own.
+    A library in a schema of its own owns that schema; in public, its name prefix."""
+    for queue in found:
+        if queue.table == info.table:
+            return True
+        if queue.confidence == "low":
+            continue
+        schema = queue.table.schema
+        if schema != "public":
+            if info.table.schema == schema:
+                return True
+            continue
+        prefix = _prefix(queue.table.name)
+        name = info.table.name
+        if info.table.schema == "public" and (name == prefix or name.startswith(prefix + "_")):
+            return True
+    return False

@@ -1,0 +1,136 @@
+"""OverviewApp: one row per queue found (ready, running, oldest ready age, stale leases,
+waiting sessions), polled in a thread; Enter picks a queue, q quits."""
+
+from __future__ import annotations
+
+import psycopg
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Static
+
+from dashboard import db
+from dashboard.browse.rows import escape_controls
+from dashboard.discover.overview import Overview, OverviewRow
+from dashboard.errors import UserError
+from dashboard.render.report import age
+
+COLUMNS = ("queue", "library", "ready", "running", "oldest ready", "stale", "waiting", "note")
+
+
+class RowsReady(Message):
+    def __init__(self, rows: list[OverviewRow] | None, error: str | None = None) -> None:
+        super().__init__()
+        self.rows, self.error = rows, error
+
+
+def _cell(value: object) -> Text:
+    """Every cell as Text: names from the catalog are never parsed as markup."""
+    return Text(escape_controls("-" if value is None else str(value)), no_wrap=True)
+
+
+def row_cells(row: OverviewRow) -> tuple[Text, ...]:
+    found = row.found
+    library = f"{found.adapter} {found.version or ''}".strip() if found.adapter else "hand-rolled"
+    return tuple(
+        _cell(v)
+        for v in (
+            found.table,
+            f"{library} ({found.confidence})",
+            row.ready,
+            row.running,
+            None if row.oldest_ready_age_s is None else age(row.oldest_ready_age_s),
+            row.stale_leases,
+            row.waiting,
+            row.error or "",
+        )
+    )
+
+
+class OverviewApp(App[int | None]):
+    """Returns the index of the queue picked (Enter), or None (q)."""
+
+    TITLE = "queuetop: queues"
+    BINDINGS = [
+        Binding("enter", "open_queue", "Open", tooltip="Open the dashboard on this queue"),
+        Binding("r", "refresh_now", "Poll", tooltip="Poll every queue now"),
+        Binding("q", "quit", "Quit", tooltip="Quit queuetop"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+    DEFAULT_CSS = """
+    #overview-status { height: 1; padding: 0 1; }
+    #overview { height: 1fr; }
+    """
+
+    def __init__(self, overview: Overview, dsn: str, *, interval: float = 2.0) -> None:
+        super().__init__()
+        self.overview, self.dsn, self.interval = overview, dsn, interval
+        self.rows: list[OverviewRow] = []
+        self.polls_applied = 0
+        self._conn: psycopg.Connection | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Text(f"{len(self.overview.found)} queues found: Enter opens one"), id="overview-status"
+        )
+        yield DataTable(id="overview", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(*COLUMNS)
+        for index, found in enumerate(self.overview.found):
+            table.add_row(*row_cells(OverviewRow(found)), key=str(index))
+        table.focus()
+        self.poll()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="overview")
+    def poll(self) -> None:
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = db.connect_monitor(
+                    self.dsn, timeout_ms=db.monitor_timeout_ms(self.interval)
+                )
+            rows = self.overview.poll(self._conn)
+        except (psycopg.Error, UserError, OSError) as exc:
+            self._conn = None
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            self.post_message(RowsReady(None, first))
+            return
+        self.post_message(RowsReady(rows))
+
+    def on_rows_ready(self, message: RowsReady) -> None:
+        if not self.is_running:
+            return
+        status = self.query_one("#overview-status", Static)
+        if message.rows is None:
+            status.update(Text(escape_controls(f"cannot poll: {message.error}; retrying")))
+        else:
+            self.rows = message.rows
+            table = self.query_one(DataTable)
+            for index, row in enumerate(message.rows):
+                for column, cell in zip(table.ordered_columns, row_cells(row), strict=True):
+                    table.update_cell(str(index), column.key, cell)
+            status.update(Text(f"{len(self.rows)} queues: Enter opens one, q quits"))
+            self.polls_applied += 1
+        self.set_timer(self.interval, self.poll)
+
+    def action_refresh_now(self) -> None:
+        self.poll()
+
+    def action_open_queue(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            self.exit(table.cursor_row)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.exit(int(event.row_key.value))
+
+    def on_unmount(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
