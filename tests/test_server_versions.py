@@ -13,6 +13,7 @@ from demo_queue import setup_demo
 
 import queries
 from dashboard import db
+from dashboard.loadgen.lab import SETUP as LAB_SETUP
 from dashboard.monitor import collect
 
 pytestmark = pytest.mark.matrix
@@ -49,6 +50,8 @@ def test_every_catalog_statement_prepares_where_it_says_it_runs(dsn, server):
     assert len(names) > 30
     failed = []
     with psycopg.connect(dsn, autocommit=True) as conn:
+        for name in LAB_SETUP:  # ... and on the contention lab's scratch table
+            conn.execute(queries.load(f"loadgen/lab/{name}"))
         for name in names:
             result = conn.pgconn.prepare(b"", as_prepared(queries.load(name)).encode())
             prepared = result.status == psycopg.pq.ExecStatus.COMMAND_OK
