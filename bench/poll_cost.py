@@ -24,10 +24,12 @@ minus this process's own CPU time in it.
 At the largest size it then runs one Monitor at --interval for --load-seconds per shape,
 as the dashboard does (the next poll armed when the last one ends), and prints its load:
 database time per second of wall time over the whole run (the first poll included) and
-as the header shows it (the last minute); the sequential and index scans of the queue
-table each poll caused (pg_stat_user_tables deltas, flushed after every poll); and what
-this machine adds to a statement run after an interval idle (a small VM's memory and CPU
-go cold between polls), measured side by side with the same statement back to back.
+as the header shows it (the last minute); the CPU its backend process used (from
+/proc/<pid>/stat: what pg_activity's own backend is compared by); the sequential and
+index scans of the queue table each poll caused (pg_stat_user_tables deltas, flushed after
+every poll); and what this machine adds to a statement run after an interval idle (a
+small VM's memory and CPU go cold between polls), measured side by side with the same
+statement back to back.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.big_queue import fill_jobs  # noqa: E402
-from bench.common import server  # noqa: E402
+from bench.common import process_cpu_s, server  # noqa: E402
 from dashboard import config, db, doctor  # noqa: E402
 from dashboard.models import QueueSpec  # noqa: E402
 from dashboard.monitor import Monitor  # noqa: E402
@@ -157,6 +159,7 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
     ):
         flush_stats(mon)
         before = watcher.execute(SCANS).fetchone()
+        backend_cpu = process_cpu_s(mon.info.backend_pid)  # the server's process, not ours
         started = time.monotonic()
         while time.monotonic() - started < seconds:
             took, snap = db_time(lambda: monitor.poll(mon))
@@ -167,11 +170,14 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
             before = after
             time.sleep(interval)  # the dashboard arms the next poll when this one ends
         wall = time.monotonic() - started
+        backend_cpu = process_cpu_s(mon.info.backend_pid) - backend_cpu
     seq = [s for s, _ in per_poll]
     print(
         f"  {shape}: {len(per_poll)} polls in {wall:.0f} s at {interval:g} s, "
         f"{snap.count_mode} mode: load {spent / wall:.2%} of wall time over the run "
-        f"(header: {snap.monitor_load:.2%} over the last minute)"
+        f"(header: {snap.monitor_load:.2%} over the last minute); its backend's CPU "
+        f"{backend_cpu / wall:.2%} of a core, {1000 * backend_cpu / len(per_poll):.2f} ms per poll"
+        " (the statement that flushes the statistics after each poll included)"
     )
     print(
         f"    full scans of the table per poll: max {max(seq)} "

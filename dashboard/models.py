@@ -271,17 +271,25 @@ class ServerInfo:
 
 @dataclass(frozen=True)
 class RowLockHolder:
-    """A transaction that has row-locked queue rows right now."""
+    """A transaction that holds queue rows locked right now: the transaction in the rows'
+    xmax, or a running member of the multixact there (then with its mode)."""
 
     pid: int
     role: str
     rows: int
     application_name: str
-    job_ids: tuple[str, ...] = ()  # the first few of the rows it holds
+    job_ids: tuple[Any, ...] = ()  # the first few of the rows it holds, typed as the id column
+    # a multixact member's mode (keysh, sh, fornokeyupd, forupd, nokeyupd, upd); None for a
+    # plain xmax, whose mode only the tuple's infomask tells (not readable by a plain read)
+    mode: str | None = None
 
 
 @dataclass(frozen=True)
 class LockInfo:
+    """One row of pg_locks with its session. A `tuple` lock is no row lock held: it is
+    a place in the queue for a row (granted: first in line, waiting on the holder's
+    transaction; not granted: behind the session that is)."""
+
     pid: int
     backend_start: datetime | None
     application_name: str
@@ -293,16 +301,18 @@ class LockInfo:
     wait_s: float | None
     state: str | None
     query: str
-    # A row lock (locktype 'tuple') names its row; the monitor reads which job it is.
+    # A tuple lock names its row; on the queue table the monitor reads which job it is.
     page: int | None = None
     tuple_index: int | None = None
-    job_id: str | None = None
+    job_id: Any = None
     # An advisory lock on one bigint key (pg_locks objsubid 1): its key; where the queue
     # spec names an advisory_lock, the monitor names the job whose key it is (job_id).
     advisory_key: int | None = None
+    xid: str | None = None  # a transactionid lock's transaction
 
     @property
-    def is_row_lock(self) -> bool:
+    def is_row_queue(self) -> bool:
+        """A place in the queue for a row (pg_locks' `tuple`), never a row lock held."""
         return self.locktype == "tuple"
 
 
@@ -317,7 +327,10 @@ class WaitingSession:
     query: str
     # Root blocker first, this session last; empty when no chain is known.
     chain: tuple[int, ...] = ()
-    job_id: str | None = None  # the queue row it waits for, when it waits on a row lock
+    # the queue row it is queued on (its tuple lock), read in the same moment as the wait
+    job_id: Any = None
+    first_in_line: bool = False  # holds that row's tuple lock: next to get the row
+    row_holders: tuple[int, ...] = ()  # who holds that row now (its xmax, decoded)
 
 
 @dataclass(frozen=True)
@@ -345,6 +358,9 @@ class IdleTransaction:
     query: str
     # Which transaction is idle: an action guards on it ("still the same transaction").
     xact_start: datetime | None = None
+    # the queue rows it holds locked (the first few, typed as the id column) and how many
+    job_ids: tuple[Any, ...] = ()
+    rows_held: int = 0
 
 
 @dataclass(frozen=True)
@@ -422,8 +438,15 @@ class Snapshot:
     # Stale leases in all (stale_leases lists at most ROW_LIMIT of them); None: unknown.
     stale_count: int | None = None
     # pid -> the jobs it holds row-locked right now (the first few), from the same xmax join
-    held_jobs: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    held_jobs: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     # The roles of this queue, in order (`scheduled` only where jobs can be due later).
     roles: tuple[str, ...] = tuple(r for r in ROLES if r != "scheduled")
     # When a running job counts as stale, and who said so (the stale tab names it).
     threshold: Threshold | None = None
+    # pg_stat_database.deadlocks of this database, and its rise per second since the last
+    # poll (None on the first poll); a header may show the rate whenever it is not 0
+    deadlocks_total: int | None = None
+    deadlocks_per_s: float | None = None
+    # role -> when its count was really read (a paced section carries older counts): a
+    # rate of change (jobs done per second) is the change between two real reads
+    count_read_at: dict[str, datetime] = field(default_factory=dict)

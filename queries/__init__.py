@@ -44,7 +44,7 @@ def _file(name: str):
 
 @cache
 def load(name: str) -> str:
-    """The text of `queries/<name>.sql`, e.g. load("monitor/get_lock_waits")."""
+    """The text of `queries/<name>.sql`, e.g. load("monitor/get_sessions_at_once")."""
     return _file(name).read_text(encoding="utf-8")
 
 

@@ -107,9 +107,9 @@ def test_que_counts_lock_signal_recovery(dsn, workers, capsys):  # noqa: F811
     # the locks view names the job each locker's advisory lock stands for
     jobs = {lk["job_id"]: lk for lk in snap["locks"] if lk["job_id"]}
     doomed_pid = locker_of(conn, l1)
-    assert jobs[str(l1)]["pid"] == doomed_pid and jobs[str(l1)]["on_queue_table"]
-    assert jobs[str(l1)]["application_name"] == f"Que Locker: {doomed_pid}"
-    assert jobs[str(l2)]["pid"] == locker_of(conn, l2)
+    assert jobs[l1]["pid"] == doomed_pid and jobs[l1]["on_queue_table"]
+    assert jobs[l1]["application_name"] == f"Que Locker: {doomed_pid}"
+    assert jobs[l2]["pid"] == locker_of(conn, l2)
     assert_harmless(dsn, "que")
 
     kill_group(doomed)  # SIGKILL mid-job: the locker's session ends, its lock with it

@@ -71,9 +71,9 @@ def test_advisory_lock_is_the_running_signal(dsn, connect, tmp_path):
         snap = monitor.collect(mon, spec)
         assert snap.counts["running"] == 2 and snap.stale_leases == ()
         named = {lk.advisory_key: lk for lk in snap.locks if lk.locktype == "advisory"}
-        assert named[1].job_id == "1" and named[1].pid == worker.info.backend_pid
+        assert named[1].job_id == 1 and named[1].pid == worker.info.backend_pid
         assert named[1].on_queue_table and named[1].application_name == "w1"
-        assert named[BIG].job_id == str(BIG) and named[BIG].pid == other.info.backend_pid
+        assert named[BIG].job_id == BIG and named[BIG].pid == other.info.backend_pid
         assert named[424242].job_id is None and not named[424242].on_queue_table
 
         other.close()  # the second worker dies: its session and its lock are gone

@@ -94,7 +94,7 @@ def test_each_active_value_is_counted_through_its_partial_index(dsn, connect):
         parts = queue_parts(spec)
         plan = plan_counts(mon, spec, parts)
         assert plan.mode == "index"
-        stmt, params = counting.index_count(spec, parts, plan, [])
+        stmt, params = counting.index_count(spec, parts, plan)
         reads = table_reads(explain(mon, stmt, params))
         snap = Monitor(spec, 1.0).poll(mon)
     # one branch per value: ready through jobs_ready_idx, running through jobs_running_idx
@@ -282,3 +282,11 @@ def test_budget_room_and_pacing():
     assert not meter.room_for(5.0, now=30.0)
     assert meter.room_for(5.0, now=81.0)  # alone over budget: once the window is quiet
     assert meter.load(now=30.0) == pytest.approx(2.0 / 30)
+    # the finished states' whole-table count has a tenth of another section's share
+    from dashboard.monitor.budget import FINISHED_FLOOR_S, FINISHED_SHARE
+
+    fin = Section("finished", share=FINISHED_SHARE, floor_s=FINISHED_FLOOR_S)
+    fin.succeeded("data", cost_s=0.004, now=0.0, interval=1.0)
+    assert fin.every_s == pytest.approx(0.004 / FINISHED_SHARE)  # 2 s: under the others' floor
+    fin.succeeded("data", cost_s=0.0005, now=0.0, interval=1.0)
+    assert fin.every_s == 1.0

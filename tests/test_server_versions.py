@@ -71,16 +71,17 @@ def test_a_section_needing_a_newer_server_degrades_alone(dsn, server, connect, m
     monkeypatch.setattr(
         queries,
         "needs",
-        lambda name: newer if name == "monitor/get_idle_transactions" else real(name),
+        lambda name: newer if name == "monitor/get_sessions_at_once" else real(name),
     )
     with db.connect_monitor(dsn) as conn:
         snap = collect(conn, spec)
-    lines = [w for w in snap.warnings if w.startswith("idle unavailable")]
+    # locks, waits and idle sessions are one statement: they go together, the rest stays
+    lines = [w for w in snap.warnings if w.startswith("locks unavailable")]
     assert lines == [
-        f"idle unavailable: monitor/get_idle_transactions needs PostgreSQL {newer} "
+        f"locks unavailable: monitor/get_sessions_at_once needs PostgreSQL {newer} "
         f"(this server is {snap.server.version})"
     ]
-    assert snap.idle_in_transaction == () and snap.counts["ready"] == 2
+    assert snap.idle_in_transaction == () and snap.locks == () and snap.counts["ready"] == 2
     assert snap.server.version_num == server.version_num
     idle.rollback()
 

@@ -127,11 +127,12 @@ def test_queue_view_shows_every_lock_of_the_sessions_on_the_queue_table():
     async def body(pilot):
         locks = pilot.app.table("locks")
         shown = [(lk.pid, lk.locktype, lk.granted) for lk in locks.items.values()]
-        # the wait for another worker's row comes first, beside the lock it holds on the table
+        # the wait for another worker's row comes first, then its place in the row's queue;
+        # the ordinary table locks last, one line per session
         assert shown == [
             (4101, "transactionid", False),
             (4101, "tuple", True),
-            (4102, "relation", True),
+            (4102, "folded", True),
         ]
         assert locks.row_texts(0)[1] == "WAIT" and locks.row_texts(0)[7] == "0.4s"
         await pilot.press("l")

@@ -50,11 +50,11 @@ def test_holders_and_waiters_name_their_jobs_on_screen(dsn, connect, background)
             shown = {k: cells(locks, k) for k in locks.items}
             [row] = [c for k, c in shown.items() if k[0] == wpid and k[1] == "tuple"]
             assert (row["mode"], row["type"], row["relation"], row["granted"]) == (
-                "FOR UPDATE",
-                "row lock",
-                "job 2",
-                "yes",
-            )  # not "AccessExclusive app.jobs"
+                "wants FOR UPDATE",
+                "row queue",
+                "queued for job 2",
+                "first",
+            )  # a place in the row's queue: neither "AccessExclusive app.jobs" nor a holder
             [xact] = [c for k, c in shown.items() if k[0] == wpid and k[1] == "transactionid"]
             assert (xact["granted"], xact["relation"]) == ("WAIT", "holder of job 2")
             [held] = [c for k, c in shown.items() if k[0] == hpid and k[1] == "rows"]
@@ -82,10 +82,10 @@ def test_a_row_lock_reads_as_one():
         tuple_index=5,
         job_id="42",
     )
-    assert describe_lock(lock) == "row lock (FOR UPDATE) on job 42"
+    assert describe_lock(lock) == "queued for job 42 (wants FOR UPDATE, waiting behind the first)"
     assert (
-        describe_lock(replace(lock, mode="ExclusiveLock", job_id=None))
-        == "row lock (FOR NO KEY UPDATE) on row (0,5) of app.jobs"
+        describe_lock(replace(lock, mode="ExclusiveLock", job_id=None, granted=True))
+        == "queued for row (0,5) of app.jobs (wants FOR NO KEY UPDATE, first in line)"
     )
     table_lock = replace(lock, locktype="relation", mode="RowExclusiveLock")
     assert describe_lock(table_lock) == "RowExclusive lock on app.jobs"
@@ -105,7 +105,8 @@ def test_a_row_lock_reads_as_one():
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             locks = app.table("locks")
-            assert cells(locks, next(k for k in locks.items if k[0] == 7))["mode"] == "FOR UPDATE"
+            row = cells(locks, next(k for k in locks.items if k[0] == 7))
+            assert (row["mode"], row["granted"]) == ("wants FOR UPDATE", "WAIT")
             assert cells(app.table("idle"), "p4200")["jobs"] == "8,9"
 
     asyncio.run(go())

@@ -31,12 +31,12 @@ def test_holders_and_waiters_name_their_jobs(dsn, connect, background):
         wait_until(lambda: is_waiting_on_lock(mon, waiter.info.backend_pid))
         snap = monitor.collect(mon, spec)
     assert sorted(held) == [1, 2]
-    assert snap.held_jobs[holder.info.backend_pid] == ("1", "2")
+    assert snap.held_jobs[holder.info.backend_pid] == (1, 2)
     [hold] = [h for h in snap.row_lock_holders if h.pid == holder.info.backend_pid]
-    assert hold.job_ids == ("1", "2") and hold.rows == 2
+    assert hold.job_ids == (1, 2) and hold.rows == 2
     [wait] = [w for w in snap.waiting if w.pid == waiter.info.backend_pid]
-    assert wait.job_id == "2"  # the row it waits for, from its tuple lock
-    row_locks = [lk for lk in snap.locks if lk.is_row_lock]
-    assert [(lk.pid, lk.job_id) for lk in row_locks] == [(waiter.info.backend_pid, "2")]
+    assert wait.job_id == 2 and wait.first_in_line  # the row it is queued on: its tuple lock
+    queued = [lk for lk in snap.locks if lk.is_row_queue]
+    assert [(lk.pid, lk.job_id) for lk in queued] == [(waiter.info.backend_pid, 2)]
     holder.rollback()
     job.join()

@@ -172,6 +172,9 @@ def _snapshot_families(snap: Snapshot, spec: QueueSpec, max_groups: int) -> Iter
     longest.add_metric([], max((w.wait_s for w in snap.waiting), default=0.0))
     yield longest
 
+    if snap.deadlocks_total is not None:
+        yield from deadlock_families(snap)
+
     idle = _gauge(
         "idle_in_transaction_sessions",
         "Sessions on the server idle in a transaction (they hold locks and the xmin horizon)",
@@ -184,6 +187,27 @@ def _snapshot_families(snap: Snapshot, spec: QueueSpec, max_groups: int) -> Iter
     )
     oldest_idle.add_metric([], max((idle_age(i) for i in snap.idle_in_transaction), default=0.0))
     yield oldest_idle
+
+
+def deadlock_families(snap: Snapshot) -> Iterator[Metric]:
+    """The server's own deadlock count for the database (pg_stat_database.deadlocks), and
+    its rise per second between the monitor's last two polls."""
+    database = snap.server.database
+    total = CounterMetricFamily(
+        f"{PREFIX}_deadlocks",
+        "Deadlocks the server detected in this database (pg_stat_database.deadlocks)",
+        labels=["database"],
+    )
+    total.add_metric([database], snap.deadlocks_total or 0)
+    yield total
+    if snap.deadlocks_per_s is not None:
+        rate = _gauge(
+            "deadlocks_per_second",
+            "Deadlocks per second in this database between the monitor's last two polls",
+            ("database",),
+        )
+        rate.add_metric([database], snap.deadlocks_per_s)
+        yield rate
 
 
 def group_families(snap: Snapshot, max_groups: int = DEFAULT_MAX_GROUPS) -> Iterator[Metric]:

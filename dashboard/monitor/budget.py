@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from dashboard.models import SectionState
@@ -41,11 +42,21 @@ class DbTimer:
         return max(self.wall_s() - (time.thread_time() - self.cpu), 0.0)
 
 
-def period(cost_s: float, interval: float) -> float:
+# The finished states (done, failed, dead) are a whole read of the table while it is under
+# exact_count_limit: the one cost that grows with the table on every poll, for numbers
+# that matter less than the active ones (throughput is measured between real reads of
+# them, so carrying them costs the plot nothing). Their share is a tenth of another's.
+FINISHED_SHARE = 0.002
+FINISHED_FLOOR_S = 0.001
+
+
+def period(
+    cost_s: float, interval: float, share: float = SHARE, floor_s: float = PACE_FLOOR_S
+) -> float:
     """How often a section costing `cost_s` may be read."""
-    if cost_s < PACE_FLOOR_S:
+    if cost_s < floor_s:
         return interval
-    return min(max(interval, cost_s / SHARE), MAX_EVERY_S)
+    return min(max(interval, cost_s / share), MAX_EVERY_S)
 
 
 @dataclass
@@ -57,9 +68,12 @@ class Section:
     cost_s: float = 0.0
     every_s: float = 0.0
     read_at: float | None = None  # monotonic, of the last successful read
+    read_wall: datetime | None = None  # the same moment on the wall clock (for rates)
     tried_at: float | None = None
     error: str | None = None
     failures: int = 0
+    share: float = SHARE  # of wall time this section may spend
+    floor_s: float = PACE_FLOOR_S  # a read cheaper than this is never paced
 
     def due(self, now: float, interval: float) -> bool:
         if self.tried_at is None:
@@ -68,8 +82,9 @@ class Section:
 
     def succeeded(self, data: Any, cost_s: float, now: float, interval: float) -> None:
         self.data, self.cost_s, self.read_at, self.tried_at = data, cost_s, now, now
+        self.read_wall = datetime.now(timezone.utc)
         self.error, self.failures = None, 0
-        self.every_s = period(cost_s, interval)
+        self.every_s = period(cost_s, interval, self.share, self.floor_s)
 
     def failed(
         self, error: str, cost_s: float, now: float, interval: float, *, back_off: bool = True
@@ -81,7 +96,7 @@ class Section:
         self.failures += 1
         self.cost_s = max(self.cost_s, cost_s)
         factor = 2 ** min(self.failures, 5) if back_off else 1
-        self.every_s = min(period(cost_s, interval) * factor, MAX_EVERY_S)
+        self.every_s = min(period(cost_s, interval, self.share, self.floor_s) * factor, MAX_EVERY_S)
 
     def state(self, now: float) -> SectionState:
         age = None if self.read_at is None else max(now - self.read_at, 0.0)

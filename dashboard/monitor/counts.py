@@ -14,8 +14,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 import queries
-from dashboard.models import GroupStats, QueueSpec, RowLockHolder
+from dashboard.models import GroupStats, QueueSpec
 from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
+from dashboard.monitor.row_holders import Carried
 from dashboard.queue_sql.parts import statement
 
 ROW_LIMIT = 1000
@@ -34,8 +35,10 @@ class QueueCounts:
     by_status: dict[str, int] = field(default_factory=dict)
     later: dict[str, int] = field(default_factory=dict)  # ready rows due later, per value
     locked: dict[str, int] = field(default_factory=dict)  # per role
-    holders: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, role) -> rows
-    held_ids: dict[int, list[str]] = field(default_factory=dict)  # pid -> first job ids
+    # (pid, role, multixact mode or None) -> rows, and the first job ids of each
+    holders: dict[tuple[int, str, str | None], int] = field(default_factory=dict)
+    held_ids: dict[tuple[int, str, str | None], list] = field(default_factory=dict)
+    holder_xids: dict[int, set[str]] = field(default_factory=dict)  # pid -> its xids seen
     apps: dict[int, str] = field(default_factory=dict)
     oldest_ready_s: float | None = None
     stale: int = 0
@@ -53,18 +56,6 @@ class QueueCounts:
         counts["scheduled"] = counts.get("scheduled", 0) + later
         return counts
 
-    def row_lock_holders(self) -> tuple[RowLockHolder, ...]:
-        return tuple(
-            RowLockHolder(
-                pid=pid,
-                role=role,
-                rows=n,
-                application_name=self.apps.get(pid, ""),
-                job_ids=tuple(self.held_ids.get(pid, [])[:5]),
-            )
-            for (pid, role), n in sorted(self.holders.items())
-        )
-
     def group_stats(self) -> tuple[GroupStats, ...]:
         return tuple(
             GroupStats(
@@ -80,12 +71,36 @@ class QueueCounts:
         )
 
 
+def carried(counts: QueueCounts) -> Carried:
+    """The holders this count found, to carry while their transactions still run."""
+    return Carried(
+        rows=dict(counts.holders),
+        ids={key: list(ids) for key, ids in counts.held_ids.items()},
+        xids={pid: set(x) for pid, x in counts.holder_xids.items()},
+    )
+
+
 def xact_holders(conn: psycopg.Connection) -> dict[str, XactHolder]:
     """Transaction id -> its session, for the transactions other sessions hold open."""
     return {
         xid: XactHolder(pid, app)
         for xid, pid, app in conn.execute(queries.load("monitor/get_xact_locks")).fetchall()
     }
+
+
+def _holders(r: dict, xacts: dict[str, XactHolder]) -> list[tuple[XactHolder, str, str | None]]:
+    """The sessions holding a group's rows: (session, its xid, a multixact member's mode)."""
+    key = r["holder_xid"]
+    if not key:
+        return []
+    if not key.startswith("m"):
+        return [(xacts[key], key, None)] if key in xacts else []
+    out = []
+    for member in r.get("members") or []:
+        xid, _, mode = member.partition(":")
+        if xid in xacts:
+            out.append((xacts[xid], xid, mode))
+    return out
 
 
 def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> QueueCounts:
@@ -95,12 +110,15 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
         out.by_status[value] = out.by_status.get(value, 0) + n
         later = int(r["later"] or 0) if role == "ready" else 0
         out.later[value] = out.later.get(value, 0) + later
-        holder = xacts.get(r["holder_xid"]) if r["holder_xid"] else None
-        if holder and role:
+        holders = _holders(r, xacts)
+        holder = bool(holders)
+        if holders and role:
             out.locked[role] = out.locked.get(role, 0) + n
-            key = (holder.pid, role)
+        for session, xid, mode in holders if role else ():
+            key = (session.pid, role, mode)
             out.holders[key] = out.holders.get(key, 0) + n
-            out.held_ids.setdefault(holder.pid, []).extend(r.get("held_ids") or [])
+            out.held_ids.setdefault(key, []).extend(r.get("held_ids") or [])
+            out.holder_xids.setdefault(session.pid, set()).add(xid)
         oldest = r["oldest_s"] if role == "ready" else None
         if oldest is not None:
             out.oldest_ready_s = max(out.oldest_ready_s or oldest, oldest)
@@ -125,18 +143,20 @@ def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> Qu
 
 
 def index_count(
-    spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan, xids: list[str]
-) -> tuple[sql.Composed, dict[str, object]]:
-    """Index mode's statement: a UNION ALL of one branch per exactly counted value."""
-    params: dict[str, object] = {"xids": xids, "limit": ROW_LIMIT}
-    params.update({f"v{i}": value.value for i, value in enumerate(plan.exact_values)})
-    holders = bool(xids)
-    if holders not in plan.statements:  # the same on every poll of this plan
-        plan.statements[holders] = sql.SQL("\nUNION ALL\n").join(
-            branch(spec, parts, value, sql.Placeholder(f"v{i}"), holder_part(xids))
-            for i, value in enumerate(plan.exact_values)
+    spec: QueueSpec, parts: dict[str, sql.Composable], plan: CountPlan
+) -> tuple[sql.Composed, None]:
+    """Index mode's statement: a UNION ALL of one branch per exactly counted value. Who
+    holds which rows is the sessions statement's to read, in the same moment as the waits.
+
+    The values are quoted in as literals, not passed as parameters: a statement without
+    parameters is planned once when prepared (a partial index on the value still serves
+    it), where a parameter would make the server plan it again on every poll."""
+    if "literal" not in plan.statements:  # the same on every poll of this plan
+        plan.statements["literal"] = sql.SQL("\nUNION ALL\n").join(
+            branch(spec, parts, value, sql.Literal(value.value), limit=sql.Literal(ROW_LIMIT))
+            for value in plan.exact_values
         )
-    return plan.statements[holders], params
+    return plan.statements["literal"], None
 
 
 def one_pass_count(
@@ -168,13 +188,12 @@ def count_through_indexes(
     spec: QueueSpec,
     parts: dict[str, sql.Composable],
     plan: CountPlan,
-    xacts: dict[str, XactHolder],
 ) -> QueueCounts:
     """Index mode: each exactly counted value through its own index, in one statement."""
-    stmt, params = index_count(spec, parts, plan, list(xacts))
+    stmt, params = index_count(spec, parts, plan)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, params).fetchall()
-    counts = _fold(spec, rows, xacts)
+    counts = _fold(spec, rows, {})
     for value in plan.exact_values:  # a value with no rows is an exact zero, not an unknown
         counts.by_status.setdefault(value.value, 0)
     counts.counted = {value.value for value in plan.exact_values}  # not to be estimated

@@ -12,6 +12,7 @@ say something is left).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -20,6 +21,7 @@ from psycopg.rows import dict_row
 
 import queries
 from dashboard.models import FINISHED_ROLES, QueueSpec, TableName
+from dashboard.monitor.budget import Section
 from dashboard.queue_sql.parts import statement
 
 
@@ -113,3 +115,45 @@ def count_dead_table(
         stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
         return conn.execute(stmt).fetchone()[0], False
     return round(table_rows(stats)), True
+
+
+def with_finished(
+    spec: QueueSpec, read: FinishedRead | None, by_status: dict[str, int], counted: set[str]
+) -> tuple[dict[str, int], list[str]]:
+    """The active counts plus the finished ones, and the roles that are estimates.
+    Only values with rows appear in by_status."""
+    if read is None or read.values is None:
+        return by_status, []  # the one pass counted every value exactly
+    kind, found = read.values
+    values = spec.values_of(FINISHED_ROLES)
+    if kind == "stats":
+        exact = {} if spec.history else by_status
+        guessed = [v for v in values if spec.history or v not in counted]
+        found = estimate(found, guessed, exact)
+    for value, n in found.items():
+        if spec.history and value in values:
+            by_status[value] = n  # finished jobs live in the history table
+        elif value not in counted:  # a fresher exact count wins
+            by_status[value] = n
+    by_status = {v: n for v, n in by_status.items() if n}
+    if kind == "exact":
+        return by_status, []
+    return by_status, [r for r in FINISHED_ROLES if any(v in found for v in spec.values(r))]
+
+
+def read_times(spec: QueueSpec, main: Section, fin: Section) -> dict[str, datetime]:
+    """When each role's count was really read: by the count (every value it counts
+    exactly), else by the finished section, whose paced read is carried between reads
+    (a rate of change must divide by the time between two real reads)."""
+    counted = main.data.counted if main.data is not None else set()
+    out: dict[str, datetime] = {}
+    for role in spec.roles:
+        values = spec.values(role)
+        if not values:
+            continue
+        history = spec.history is not None and role in FINISHED_ROLES
+        by_count = not history and all(v in counted for v in values)
+        section = main if by_count or fin.read_wall is None else fin
+        if section.read_wall is not None:
+            out[role] = section.read_wall
+    return out

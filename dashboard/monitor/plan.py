@@ -39,7 +39,7 @@ class CountPlan:
     values: tuple[ValuePlan, ...]
     made_at: float = field(default_factory=time.monotonic)
     # index mode's statement, composed once per plan: with and without row-lock holders
-    statements: dict[bool, sql.Composed] = field(default_factory=dict, compare=False, repr=False)
+    statements: dict[str, sql.Composed] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exact_values(self) -> tuple[ValuePlan, ...]:
@@ -52,25 +52,25 @@ class CountPlan:
         return now - self.made_at > REPLAN_S
 
 
-# The open transaction that row-locked a row (its xmax is one of theirs). Where no other
-# session holds a transaction id, no row can be locked: the count then leaves xmax out,
-# and needs nothing from the table that an index cannot give it.
-HOLDER_XID = sql.SQL("CASE WHEN t.xmax = ANY (%(xids)s::text[]::xid[]) THEN t.xmax::text END")
+# The open transaction that row-locked a row (its xmax is one of theirs, or a multixact
+# one of them is a member of). Where no other session holds a transaction id, no row can
+# be locked: the count then leaves xmax out, and needs nothing from the table that an
+# index cannot give it. Only the one pass (scan mode) reads holders: in index mode the
+# sessions statement does, in the same moment as the waits.
 NO_HOLDER = sql.SQL("NULL::text")
-# the first jobs each holder holds (who holds what), from the same rows
-HELD_IDS = sql.SQL(
-    "(array_agg(t.{id}::text ORDER BY t.{id}) "
-    "FILTER (WHERE t.xmax = ANY (%(xids)s::text[]::xid[])))[1:5]"
-)
 NO_HELD = sql.SQL("NULL::text[]")
+LIMIT_PARAMETER = sql.Placeholder("limit")
+HELD_IDS = sql.SQL("(array_agg(t.{id} ORDER BY t.{id}) FILTER (WHERE {holder} IS NOT NULL))[1:5]")
 
 
 def holder_part(xids: object) -> sql.Composable:
-    return HOLDER_XID if xids else NO_HOLDER
+    if not xids:
+        return NO_HOLDER
+    return queries.expression("monitor/holder_of_xmax").format(xmax=sql.SQL("t.xmax"))
 
 
 def held_part(xids: object, parts: dict[str, sql.Composable]) -> sql.Composable:
-    return HELD_IDS.format(id=parts["id"]) if xids else NO_HELD
+    return HELD_IDS.format(id=parts["id"], holder=holder_part(xids)) if xids else NO_HELD
 
 
 def branch(
@@ -78,17 +78,19 @@ def branch(
     parts: dict[str, sql.Composable],
     value: ValuePlan,
     placeholder: sql.Composable,
-    holder: sql.Composable = HOLDER_XID,
+    holder: sql.Composable = NO_HOLDER,
+    limit: sql.Composable = LIMIT_PARAMETER,
 ) -> sql.Composed:
-    """The count of one value (count_value.sql), with its own parameter."""
+    """The count of one value (count_value.sql): `placeholder` is its value (a parameter,
+    or the value itself as a literal), `limit` how many stale ids it names."""
     running = value.role == "running"
     ready = value.role == "ready"
     # each branch reads only the columns its role needs, so that an index holding them
     # can answer it alone (an index-only scan where the pages are all-visible)
     stale_ids = sql.SQL(
-        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:%(limit)s]"
-    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"])
-    held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"])
+        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:{limit}]"
+    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"], limit=limit)
+    held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"], holder=holder)
     return statement(
         spec,
         "monitor/count_value",

@@ -27,20 +27,24 @@ from dashboard.config import state_warnings, versions
 from dashboard.errors import UserError
 from dashboard.models import (
     ACTIVE_ROLES,
-    FINISHED_ROLES,
-    LockInfo,
     QueueSpec,
     ServerInfo,
     Snapshot,
 )
-from dashboard.monitor import access, finished, server_versions, sessions
+from dashboard.monitor import access, finished, row_holders, server_versions, sessions
 from dashboard.monitor import counts as counting
-from dashboard.monitor.budget import DbTimer, LoadMeter, Section
+from dashboard.monitor.budget import (
+    FINISHED_FLOOR_S,
+    FINISHED_SHARE,
+    DbTimer,
+    LoadMeter,
+    Section,
+)
 from dashboard.monitor.plan import CountPlan, plan_counts
+from dashboard.monitor.session_reader import DeadlockRate, SessionReader
+from dashboard.monitor.sessions import SessionsRead
 from dashboard.monitor.stale import read_stale
-from dashboard.monitor.visibility import partial_sections
-from dashboard.queue_sql import advisory
-from dashboard.queue_sql.parts import queue_parts, statement
+from dashboard.queue_sql.parts import queue_parts
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
 SESSION_SECTIONS = ("locks", "waits", "idle")
@@ -67,6 +71,9 @@ class Monitor:
         self.interval = interval
         self.parts = queue_parts(spec)
         self.sections = {n: Section(n) for n in TABLE_SECTIONS + SESSION_SECTIONS}
+        self.sections["finished"] = Section(
+            "finished", share=FINISHED_SHARE, floor_s=FINISHED_FLOOR_S
+        )
         self.plan: CountPlan | None = None
         self.clock = clock  # the sections' clocks (a test steps it; costs are measured)
         self.meter = LoadMeter(started=clock())
@@ -77,6 +84,9 @@ class Monitor:
         self.unreadable = access.Unreadable()  # what this connection's role may not read
         self._notes: list[str] = []
         self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
+        self.session_reader = SessionReader(spec, self.parts)
+        self.deadlocks = DeadlockRate()
+        self._deadlocks_per_s: float | None = None
 
     def request_exact(self) -> None:
         """Count every state exactly on the next poll, whatever the table's size."""
@@ -118,16 +128,22 @@ class Monitor:
             ) from exc
         except versions.SCHEMA_ERRORS as exc:  # e.g. a library upgraded mid-watch
             raise self._schema.explain(conn, exc) from None
-        for name, read in (
-            ("locks", lambda: self._locks(conn, blocked is None)),
-            ("waits", lambda: sessions.read_waits(conn)),
-            ("idle", lambda: sessions.read_idle(conn)),
-        ):
-            if self._runs_here(name, server):
-                self._read(name, conn, read, optional=True)
-        self._notes.extend(partial_sections(conn))  # other roles' sessions hidden from us
+        # locks, waits and idle sessions: one statement, one moment (one section's clock)
+        reader = self.session_reader
+        if self._runs_here("locks", server):
+            self._read(
+                "locks", conn, lambda: reader.read(conn, self.plan, blocked is None), optional=True
+            )
+        read = self.sections["locks"]
+        for name in ("waits", "idle"):
+            self.sections[name] = replace(read, name=name)
         elapsed = timer.wall_s()
         now = self.clock()
+        data = read.data if isinstance(read.data, SessionsRead) else None
+        if data is not None and data.hidden_note:  # other roles' sessions hidden from us
+            self._notes.append(data.hidden_note)
+        if data is not None and read.read_at is not None and read.read_at == read.tried_at:
+            self._deadlocks_per_s = self.deadlocks.rate(data.deadlocks, now)
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
 
@@ -139,6 +155,7 @@ class Monitor:
             parts = queue_parts(self.spec)
             self.parts = access.without_workers(parts) if unreadable.workers else parts
             self.plan = None  # its statements are composed from the parts
+            self.session_reader = SessionReader(self.spec, self.parts)
         self.unreadable = unreadable
 
     def _runs_here(self, name: str, server: ServerInfo) -> bool:
@@ -174,39 +191,13 @@ class Monitor:
                 self._read(
                     "counts",
                     conn,
-                    lambda: counting.count_through_indexes(
-                        conn, self.spec, self.parts, self.plan, counting.xact_holders(conn)
-                    ),
+                    # who holds which rows: the sessions statement, in its own moment
+                    lambda: counting.count_through_indexes(conn, self.spec, self.parts, self.plan),
                     table=True,
                 )
             self._refresh_stale(conn, now)
         if self._shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
-
-    def _locks(self, conn: psycopg.Connection, table_readable: bool) -> list[LockInfo]:
-        """The locks view, its row locks on the queue table naming their jobs (a TID scan
-        of those rows only; skipped while the table is locked by someone else)."""
-        spec = self.spec
-        locks = sessions.read_locks(conn, spec.table.schema, spec.table.name)
-        if table_readable:  # a library's advisory locks name the jobs they stand for
-            locks = advisory.name_jobs(conn, spec, self.parts, locks)
-        # a partition's row address means nothing in another partition: the table's own only
-        tids = {
-            _tid(lk)
-            for lk in locks
-            if lk.is_row_lock
-            and lk.on_queue_table
-            and lk.page is not None
-            and _is_table(lk.relation, spec.table.name)
-        }
-        if not tids or not table_readable:
-            return locks
-        found = dict(
-            conn.execute(
-                statement(spec, "monitor/get_row_lock_jobs", **self.parts), {"tids": sorted(tids)}
-            ).fetchall()
-        )
-        return [replace(lk, job_id=found.get(_tid(lk))) if _tid(lk) in tids else lk for lk in locks]
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
@@ -339,7 +330,9 @@ class Monitor:
         spec, mode = self.spec, self.plan.mode if self.plan else "index"
         source = self.sections["scan" if mode == "scan" else "counts"].data
         counted = source or counting.QueueCounts()
-        by_status, estimated = self._with_finished(dict(counted.by_status), counted.counted, mode)
+        by_status, estimated = finished.with_finished(
+            spec, self.sections["finished"].data, dict(counted.by_status), counted.counted
+        )
         role_counts = counting.QueueCounts(by_status=by_status, later=counted.later).role_counts(
             spec
         )
@@ -363,12 +356,12 @@ class Monitor:
             replace(lease, overdue_s=lease.overdue_s + stale_age)
             for lease in self.sections["stale"].data or []
         ]
-        locks = self.sections["locks"].data or ()
-        waits = self.sections["waits"].data or ((), ())
-        row_of = {lk.pid: lk.job_id for lk in locks if lk.job_id is not None}
-        waiting = tuple(
-            replace(w, job_id=row_of.get(w.pid)) if w.pid in row_of else w for w in waits[0]
-        )
+        read = self.sections["locks"].data
+        read = read if isinstance(read, SessionsRead) else SessionsRead()
+        carried = counting.carried(counted) if mode == "scan" and source is not None else None
+        apps = {lk.pid: lk.application_name for lk in read.locks}
+        held = row_holders.holdings(read, spec, apps, carried)
+        locked = held.locked if held.locked is not None else counted.locked
         return Snapshot(
             taken_at=datetime.now(timezone.utc),
             queue=str(spec.table),
@@ -376,64 +369,50 @@ class Monitor:
             counts=counts,
             estimated=tuple(estimated),
             by_status=by_status,
-            locked={
-                role: counted.locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles
-            },
-            row_lock_holders=counted.row_lock_holders(),
+            locked={role: locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles},
+            row_lock_holders=held.row_lock_holders,
             oldest_ready_age_s=None
             if counted.oldest_ready_s is None
             else counted.oldest_ready_s + counts_age,
-            locks=tuple(locks),
-            waiting=waiting,
-            idle_in_transaction=tuple(self.sections["idle"].data or ()),
+            locks=tuple(read.locks),
+            waiting=tuple(read.waiting),
+            idle_in_transaction=row_holders.with_held_rows(
+                read.idle, held.row_lock_holders, held.held_jobs
+            ),
             stale_leases=tuple(stale),
-            blockers=waits[1],
+            blockers=tuple(read.blockers),
             warnings=tuple(notes) + state_warnings(spec, by_status),
             elapsed_ms=elapsed * 1000,
-            groups=tuple(
-                replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
-                if g.oldest_ready_age_s is not None
-                else g
-                for g in counted.group_stats()
+            groups=row_holders.with_group_locks(
+                tuple(
+                    replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
+                    if g.oldest_ready_age_s is not None
+                    else g
+                    for g in counted.group_stats()
+                ),
+                held.group_locked,
             ),
             sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
             monitor_load=self.meter.load(now),
             count_mode=mode,
-            held_jobs={pid: tuple(ids[:5]) for pid, ids in counted.held_ids.items() if ids},
+            held_jobs=held.held_jobs,
             stale_count=counted.stale
             if source is not None and spec.can_find_stale() and not self.unreadable.workers
             else None,
             roles=spec.roles,
             threshold=spec.threshold,
+            deadlocks_total=read.deadlocks,
+            deadlocks_per_s=self._deadlocks_per_s,
+            count_read_at=finished.read_times(
+                spec,
+                self.sections["scan" if mode == "scan" else "counts"],
+                self.sections["finished"],
+            ),
         )
 
     def _age(self, name: str, now: float) -> float:
         read_at = self.sections[name].read_at
         return 0.0 if read_at is None else max(now - read_at, 0.0)
-
-    def _with_finished(
-        self, by_status: dict[str, int], counted: set[str], mode: str
-    ) -> tuple[dict[str, int], list[str]]:
-        """The active counts plus the finished ones, and the roles that are estimates.
-        Only values with rows appear in by_status."""
-        spec, read = self.spec, self.sections["finished"].data
-        if read is None or read.values is None:
-            return by_status, []  # the one pass counted every value exactly
-        kind, found = read.values
-        values = spec.values_of(FINISHED_ROLES)
-        if kind == "stats":
-            exact = {} if spec.history else by_status
-            guessed = [v for v in values if spec.history or v not in counted]
-            found = finished.estimate(found, guessed, exact)
-        for value, n in found.items():
-            if spec.history and value in values:
-                by_status[value] = n  # finished jobs live in the history table
-            elif value not in counted:  # a fresher exact count wins
-                by_status[value] = n
-        by_status = {v: n for v, n in by_status.items() if n}
-        if kind == "exact":
-            return by_status, []
-        return by_status, [r for r in FINISHED_ROLES if any(v in found for v in spec.values(r))]
 
     def _shown(self, name: str) -> bool:
         mode = self.plan.mode if self.plan else "index"
@@ -449,14 +428,6 @@ class Monitor:
                 or bool(dead and dead.kind == "table")
             )
         return True
-
-
-def _is_table(relation: str | None, name: str) -> bool:
-    return bool(relation) and relation.rsplit(".", 1)[-1].strip('"') == name
-
-
-def _tid(lock: LockInfo) -> str:
-    return f"({lock.page},{lock.tuple_index})"
 
 
 def collect(

@@ -11,10 +11,15 @@ import queries
 from dashboard.models import ServerInfo
 
 # the statements each catalog section runs
+# (locks, waits and idle sessions are read by one statement, in one moment: the locks
+# section's, whose state the other two take)
 SECTION_STATEMENTS = {
-    "locks": ("monitor/get_locks", "monitor/get_row_lock_jobs"),
-    "waits": ("monitor/get_lock_waits", "monitor/get_sessions"),
-    "idle": ("monitor/get_idle_transactions",),
+    "locks": (
+        "monitor/get_sessions_at_once",
+        "monitor/queue_rows_queued",
+        "monitor/queue_rows_by_id",
+        "monitor/queue_rows_of_value",
+    ),
 }
 
 

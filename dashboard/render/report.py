@@ -10,7 +10,15 @@ from typing import Any
 from uuid import UUID
 
 from dashboard.models import Snapshot
-from dashboard.render.who_holds import lock_target, row_lock_mode
+from dashboard.render.who_holds import (
+    MEMBER_MODES,
+    fold_ordinary,
+    jobs_text,
+    lock_kind,
+    lock_state,
+    lock_target,
+    row_lock_mode,
+)
 
 
 def _plain(value: Any) -> Any:
@@ -107,6 +115,9 @@ def snapshot_text(snap: Snapshot) -> str:
             else f"; monitor load {snap.monitor_load:.1%} of the server's time"
         )
     )
+    if snap.deadlocks_total is not None:
+        rate = "" if snap.deadlocks_per_s is None else f", {snap.deadlocks_per_s:.2f}/s lately"
+        out.append(f"  deadlocks in this database: {snap.deadlocks_total} in all{rate}")
     for section in snap.sections:
         if section.error:
             old = "never read" if section.age_s is None else f"{age(section.age_s)} old"
@@ -131,21 +142,31 @@ def snapshot_text(snap: Snapshot) -> str:
         )
     out += _table(
         "row-lock holders",
-        ["pid", "role", "rows", "jobs", "application"],
+        ["pid", "role", "rows", "mode", "jobs", "application"],
         [
-            [str(h.pid), h.role, str(h.rows), ",".join(h.job_ids) or "-", h.application_name]
+            [
+                str(h.pid),
+                h.role,
+                str(h.rows),
+                MEMBER_MODES.get(h.mode, h.mode) if h.mode else "-",
+                jobs_text(h.job_ids, h.rows, 40) or "-",
+                h.application_name,
+            ]
             for h in snap.row_lock_holders
         ],
     )
     out += _table(
         "waiting sessions",
-        ["pid", "blocked by", "waiting", "for job", "chain", "query"],
+        ["pid", "blocked by", "waiting", "queued for", "held by", "holds", "chain", "query"],
         [
             [
                 str(w.pid),
                 ",".join(map(str, w.blocked_by)),
                 age(w.wait_s),
-                w.job_id or "-",
+                "-" if w.job_id is None else f"job {w.job_id}" + (" (first)" * w.first_in_line),
+                ",".join(map(str, w.row_holders)) or "-",
+                jobs_text(snap.held_jobs.get(w.pid, ()), len(snap.held_jobs.get(w.pid, ())), 20)
+                or "-",
                 " -> ".join(map(str, w.chain)),
                 one_line(w.query, 50),
             ]
@@ -154,7 +175,7 @@ def snapshot_text(snap: Snapshot) -> str:
     )
     out += _table(
         "idle in transaction",
-        ["pid", "application", "xact age", "idle", "locks", "xmin age"],
+        ["pid", "application", "xact age", "idle", "locks", "holds jobs", "xmin age"],
         [
             [
                 str(i.pid),
@@ -162,6 +183,7 @@ def snapshot_text(snap: Snapshot) -> str:
                 age(i.xact_age_s),
                 age(i.idle_s),
                 str(i.locks_held),
+                jobs_text(i.job_ids, i.rows_held, 20) or "-",
                 "-" if i.xmin_age is None else str(i.xmin_age),
             ]
             for i in snap.idle_in_transaction
@@ -183,19 +205,25 @@ def snapshot_text(snap: Snapshot) -> str:
             for s in snap.stale_leases
         ],
     )
+    waits_for = {w.pid: w.job_id for w in snap.waiting if w.job_id is not None}
+    kept, folded = fold_ordinary(list(snap.locks))
     out += _table(
-        "locks",
+        "locks (each session's ordinary table locks on one line)",
         ["pid", "mode", "granted", "type", "on", "application"],
         [
             [
                 str(lk.pid),
                 row_lock_mode(lk),
-                "yes" if lk.granted else "WAIT",
-                "row lock" if lk.is_row_lock else lk.locktype,
-                lock_target(lk),
+                lock_state(lk),
+                lock_kind(lk),
+                lock_target(lk, waits_for.get(lk.pid)),
                 lk.application_name,
             ]
-            for lk in snap.locks[:40]
+            for lk in kept[:40]
+        ]
+        + [
+            [str(f.pid), f.strongest, "yes", f"{f.count} locks", f.describe(), f.application_name]
+            for f in folded[:40]
         ],
     )
     for note in snap.warnings:

@@ -1,17 +1,19 @@
-"""Who holds what, in words: the jobs a session holds row-locked or waits for, and a row lock
-named as the row lock it is.
+"""Who holds what, in words: the jobs a session holds row-locked, the job it is queued on,
+and what each pg_locks row means.
 
 A row lock a transaction holds is written into the row itself (xmax), not into pg_locks:
-the monitor finds those rows with the same xmax join that counts them (Snapshot.held_jobs,
-RowLockHolder). pg_locks shows a row only while someone waits for it: the waiter's
-`tuple` lock, whose mode says what it asked for, and the monitor reads which job that row
-is (LockInfo.job_id, WaitingSession.job_id).
+the monitor decodes the xmax of the rows that matter (RowLockHolder, Snapshot.held_jobs).
+pg_locks shows a row only while someone waits for it, as a `tuple` lock, which is no
+row lock held: it is a place in the queue for the row. Granted, it means first in line
+(the session then waits on the holder's transaction id); not granted, behind the one
+that is. Its mode is the row lock the session asked for.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from dashboard.models import LockInfo, Snapshot
 
@@ -24,6 +26,18 @@ ROW_LOCK_MODES = {
     "ExclusiveLock": "FOR NO KEY UPDATE",
     "AccessExclusiveLock": "FOR UPDATE",
 }
+# pg_get_multixact_members' modes: the row locks, and the updates, of a multixact's members
+MEMBER_MODES = {
+    "keysh": "FOR KEY SHARE",
+    "sh": "FOR SHARE",
+    "fornokeyupd": "FOR NO KEY UPDATE",
+    "forupd": "FOR UPDATE",
+    "nokeyupd": "UPDATE (key kept)",
+    "upd": "UPDATE",
+}
+# Table locks every reader and writer takes: never a conflict with one another, so the
+# locks tab folds them into one line per session (their count), the rest stand out.
+ORDINARY_TABLE_MODES = frozenset({"AccessShareLock", "RowShareLock", "RowExclusiveLock"})
 JOBS_WIDTH = 12
 
 
@@ -35,8 +49,9 @@ class HeldRows:
     pid: int
     application_name: str
     rows: int
-    job_ids: tuple[str, ...]  # the first few
+    job_ids: tuple[Any, ...]  # the first few
     queue: str
+    mode: str | None = None  # a multixact member's mode; None: a plain xmax (not known)
 
     # read like a LockInfo where the locks view treats its rows alike
     locktype = "rows"
@@ -46,27 +61,33 @@ class HeldRows:
     wait_s = None
 
     def describe(self) -> str:
-        return f"row locks on {jobs_text(self.job_ids, self.rows, 60)} of {self.queue}"
+        how = f" ({MEMBER_MODES.get(self.mode, self.mode)})" if self.mode else ""
+        return f"row locks{how} on {jobs_text(self.job_ids, self.rows, 60)} of {self.queue}"
 
 
 def held_rows(snap: Snapshot) -> dict[int, HeldRows]:
-    """pid -> the queue rows it holds row-locked, from the snapshot's xmax join (the
-    sessions whose jobs it names)."""
+    """pid -> the queue rows it holds row-locked, from the snapshot's decoded xmax (its
+    mode where every row it holds is held in the same known mode)."""
     rows: Counter[int] = Counter()
     apps: dict[int, str] = {}
+    modes: dict[int, set[str | None]] = {}
     for h in snap.row_lock_holders:
         rows[h.pid] += h.rows
         apps[h.pid] = h.application_name
-    return {
-        pid: HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue)
-        for pid, ids in snap.held_jobs.items()
-        if ids
-    }
+        modes.setdefault(h.pid, set()).add(h.mode)
+    out = {}
+    for pid, ids in snap.held_jobs.items():
+        if not ids:
+            continue
+        mode = modes.get(pid, {None})
+        one = next(iter(mode)) if len(mode) == 1 else None
+        out[pid] = HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue, one)
+    return out
 
 
-def jobs_text(ids: tuple[str, ...], rows: int, width: int = JOBS_WIDTH) -> str:
+def jobs_text(ids: tuple[Any, ...], rows: int, width: int = JOBS_WIDTH) -> str:
     """'1,2,3', or '1,2 +6' when it does not fit; '8 rows' when not even one id does."""
-    shown = list(ids)
+    shown = [str(i) for i in ids]
     while shown:
         more = rows - len(shown)
         text = ",".join(shown) + (f" +{more}" if more > 0 else "")
@@ -77,21 +98,33 @@ def jobs_text(ids: tuple[str, ...], rows: int, width: int = JOBS_WIDTH) -> str:
 
 
 def row_lock_mode(lock: LockInfo) -> str:
-    """'FOR UPDATE' for a row lock; a table lock's mode without its 'Lock' suffix."""
-    if lock.is_row_lock:
-        return ROW_LOCK_MODES.get(lock.mode, lock.mode.removesuffix("Lock"))
+    """A place in a row's queue: 'wants FOR UPDATE' (the row lock it asked for, not one it
+    holds); a table lock's mode without its 'Lock' suffix."""
+    if lock.is_row_queue:
+        return "wants " + ROW_LOCK_MODES.get(lock.mode, lock.mode.removesuffix("Lock"))
     return lock.mode.removesuffix("Lock")
 
 
-def lock_target(lock: LockInfo, waits_for: str | None = None) -> str:
-    """What the lock is on: 'job 42' for a row lock on the queue, a relation, or what a
-    lock on no relation is; a wait for a transaction id that holds the row its session
-    waits for: 'holder of job 42'."""
-    if lock.is_row_lock:
+def lock_state(lock: LockInfo) -> str:
+    """'yes' (held), 'WAIT', or 'first' for a row queue's head: next to get the row."""
+    if not lock.granted:
+        return "WAIT"
+    return "first" if lock.is_row_queue else "yes"
+
+
+def lock_kind(lock: LockInfo) -> str:
+    return "row queue" if lock.is_row_queue else lock.locktype
+
+
+def lock_target(lock: LockInfo, waits_for: Any = None) -> str:
+    """What the lock is on: 'queued for job 42' for a place in a queue row's line, a
+    relation, or what a lock on no relation is; a wait for a transaction id that holds the
+    row its session is queued on: 'holder of job 42'."""
+    if lock.is_row_queue:
         if lock.job_id is not None:
-            return f"job {lock.job_id}"
+            return f"queued for job {lock.job_id}"
         where = f" ({lock.page},{lock.tuple_index})" if lock.page is not None else ""
-        return f"row{where} of {lock.relation or '?'}"
+        return f"queued for row{where} of {lock.relation or '?'}"
     if lock.relation:
         return lock.relation
     if lock.job_id is not None:  # a library's advisory lock: the job it stands for
@@ -102,7 +135,74 @@ def lock_target(lock: LockInfo, waits_for: str | None = None) -> str:
 
 
 def describe_lock(lock: LockInfo) -> str:
-    """'row lock (FOR UPDATE) on job 42', 'RowExclusive lock on app.jobs'."""
-    if lock.is_row_lock:
-        return f"row lock ({row_lock_mode(lock)}) on {lock_target(lock)}"
+    """'queued for job 42 (wants FOR UPDATE, first in line)', 'RowExclusive lock on app.jobs'."""
+    if lock.is_row_queue:
+        place = "first in line" if lock.granted else "waiting behind the first"
+        return f"{lock_target(lock)} ({row_lock_mode(lock)}, {place})"
     return f"{row_lock_mode(lock)} lock on {lock_target(lock)}"
+
+
+def is_ordinary(lock: LockInfo) -> bool:
+    """A granted table lock of the kinds every reader and writer takes, or a transaction's
+    own id: nothing anyone waits behind unless a stronger lock is asked for."""
+    if not lock.granted:
+        return False
+    if lock.locktype == "relation":
+        return lock.mode in ORDINARY_TABLE_MODES
+    return lock.locktype == "transactionid" and lock.mode == "ExclusiveLock"
+
+
+@dataclass(frozen=True)
+class FoldedLocks:
+    """A session's ordinary locks (RowShare / RowExclusive / AccessShare on tables and
+    indexes, its own transaction id) as one line: they conflict with no one's reads or
+    writes, and listed one by one they bury the locks that matter."""
+
+    pid: int
+    application_name: str
+    count: int
+    relations: tuple[str, ...]  # the tables and indexes, the queue table first
+    strongest: str  # the strongest table-lock mode among them, without 'Lock'
+    query: str = ""
+    on_queue_table: bool = False  # one of them is on the queue table
+
+    locktype = "folded"
+    granted = True
+    wait_s = None
+
+    def describe(self) -> str:
+        return ", ".join(self.relations[:2]) + (
+            f" +{len(self.relations) - 2}" if len(self.relations) > 2 else ""
+        )
+
+
+MODE_ORDER = ("AccessShareLock", "RowShareLock", "RowExclusiveLock")
+
+
+def fold_ordinary(locks: list[LockInfo]) -> tuple[list[LockInfo], list[FoldedLocks]]:
+    """The locks that matter, one by one; the ordinary ones folded per session."""
+    kept: list[LockInfo] = []
+    folded: dict[int, list[LockInfo]] = {}
+    for lk in locks:
+        (folded.setdefault(lk.pid, []) if is_ordinary(lk) else kept).append(lk)
+    lines = []
+    for pid, group in folded.items():
+        rels = sorted(
+            {lk.relation for lk in group if lk.relation},
+            key=lambda r: (not any(g.on_queue_table and g.relation == r for g in group), r),
+        )
+        modes = [lk.mode for lk in group if lk.locktype == "relation"]
+        top = max(modes, key=MODE_ORDER.index, default="ExclusiveLock")
+        first = group[0]
+        lines.append(
+            FoldedLocks(
+                pid,
+                first.application_name,
+                len(group),
+                tuple(rels),
+                top.removesuffix("Lock"),
+                first.query,
+                any(lk.on_queue_table for lk in group),
+            )
+        )
+    return kept, lines

@@ -17,7 +17,15 @@ def _deque(maxlen: int) -> deque:
 
 @dataclass
 class History:
-    """Per-poll series: x is seconds since the first snapshot (from taken_at, not the clock)."""
+    """Per-poll series: x is seconds since the first snapshot (from taken_at, not the clock).
+
+    Throughput is jobs done per second between two real reads of the done count. The
+    monitor reads the finished states less often than it polls when they cost more than
+    their share (a large table): between reads a snapshot carries the last count, and
+    says when it was read (Snapshot.count_read_at). A poll's change of a carried count is
+    0, and the poll that reads it again would get all the seconds since: the rate is the
+    change between real reads over the time between them, held until the next read.
+    """
 
     maxlen: int = DEFAULT_POINTS
     times: deque = field(init=False)
@@ -25,8 +33,11 @@ class History:
     throughput: deque = field(init=False)
     oldest_ready_s: deque = field(init=False)
     waiting: deque = field(init=False)
+    # (x, done) at each real read of the done count, x as in `times`
+    done_reads: deque = field(init=False)
     _origin: datetime | None = field(init=False, default=None)
-    _last: tuple[datetime, int] | None = field(init=False, default=None)
+    _last_read: tuple[datetime, int] | None = field(init=False, default=None)
+    _rate: float | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.times = _deque(self.maxlen)
@@ -34,29 +45,41 @@ class History:
         self.throughput = _deque(self.maxlen)
         self.oldest_ready_s = _deque(self.maxlen)
         self.waiting = _deque(self.maxlen)
+        self.done_reads = _deque(self.maxlen)
 
     def __len__(self) -> int:
         return len(self.times)
 
     def add(self, snap: Snapshot) -> None:
-        """Append one snapshot; throughput is the done-count delta per second since the last."""
+        """Append one snapshot; throughput is the done-count delta per second between the
+        last two real reads of it."""
         if self._origin is None:
             self._origin = snap.taken_at
-        done = snap.counts.get("done", 0)
-        rate = 0.0
-        if self._last is not None:
-            seconds = (snap.taken_at - self._last[0]).total_seconds()
-            if seconds > 0:
-                # a purge of finished jobs makes the delta negative: not negative work
-                rate = max(done - self._last[1], 0) / seconds
-        self._last = (snap.taken_at, done)
+        measured = self._rate is not None
+        self._read_done(snap)
         self.times.append((snap.taken_at - self._origin).total_seconds())
         for role in ROLES:
             self.depth[role].append(snap.counts.get(role, 0))
-        if len(self.throughput) == 1:
-            # the first poll has no earlier count to compare with: rather than a rate of
-            # 0 (a ramp up from nothing on every start), it gets the first measured one
-            self.throughput[0] = rate
-        self.throughput.append(rate)
+        if self._rate is not None and not measured:
+            # no earlier rate to show: rather than a ramp up from nothing on every start,
+            # the polls before the first measured rate get that rate
+            for i in range(len(self.throughput)):
+                self.throughput[i] = self._rate
+        self.throughput.append(self._rate or 0.0)
         self.oldest_ready_s.append(snap.oldest_ready_age_s or 0.0)
         self.waiting.append(len(snap.waiting))
+
+    def _read_done(self, snap: Snapshot) -> None:
+        done = snap.counts.get("done", 0)
+        read_at = snap.count_read_at.get("done", snap.taken_at)
+        last = self._last_read
+        if last is not None and read_at == last[0]:
+            return  # the same read, carried: no new measurement
+        self.done_reads.append(((read_at - self._origin).total_seconds(), done))
+        self._last_read = (read_at, done)
+        if last is None:
+            return
+        seconds = (read_at - last[0]).total_seconds()
+        if seconds > 0:
+            # a purge of finished jobs makes the delta negative: not negative work
+            self._rate = max(done - last[1], 0) / seconds

@@ -1,4 +1,4 @@
--- purpose: where no index serves the active rows, one pass over the table gives everything the counts need: rows per state value, group and row-lock holder (with the first jobs each holds), how many ready rows are due later, the oldest due age, how many are stale and which (the most overdue ids, up to the limit); hashed in one pass (an ordered aggregate over the table would sort every row), the stale ones gathered unordered and sorted after
+-- purpose: where no index serves the active rows, one pass over the table gives everything the counts need: rows per state value, group and row-lock holder (a running transaction in xmax, or a multixact with running members; with the first jobs each holds), how many ready rows are due later, the oldest due age, how many are stale and which (the most overdue ids, up to the limit); hashed in one pass (an ordered aggregate over the table would sort every row), the stale ones gathered unordered and sorted after
 WITH grouped AS (
     SELECT {state}::text AS status,
            {group}::text AS grp,
@@ -16,6 +16,10 @@ WITH grouped AS (
     GROUP BY 1, 2, 3
 )
 SELECT g.status, g.grp, g.holder_xid, g.n, g.held_ids, g.later, g.oldest_s, g.stale,
+       -- a multixact's members with their modes ('xid:mode'), to tell which sessions hold it
+       CASE WHEN left(g.holder_xid, 1) = 'm'
+            THEN (SELECT array_agg(m.xid::text || ':' || m.mode)
+                  FROM pg_get_multixact_members(substr(g.holder_xid, 2)::xid) AS m) END AS members,
        (SELECT array_agg(s.id ORDER BY s.expires_at, s.id)
         FROM (SELECT x.expires_at, x.id
               FROM unnest(g.stale_rows) AS x(expires_at timestamptz, id text)

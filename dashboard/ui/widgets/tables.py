@@ -1,8 +1,7 @@
-"""The four tables of the main screen: locks, waiting sessions, idle transactions, stale leases."""
+"""The tables of the main screen: waiting sessions, idle transactions, stale leases (and the
+locks table, from locks_table.py)."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 from rich.text import Text
 from textual.binding import Binding
@@ -10,7 +9,6 @@ from textual.binding import Binding
 from dashboard.browse.rows import escape_controls
 from dashboard.models import (
     IdleTransaction,
-    LockInfo,
     QueueSpec,
     SessionInfo,
     Snapshot,
@@ -23,112 +21,19 @@ from dashboard.render.who_holds import (
     HeldRows,
     held_rows,
     jobs_text,
-    lock_target,
-    row_lock_mode,
 )
+from dashboard.ui.widgets.columns import FIRST, LATER, QUERY, QUERY_WIDTH, R
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
+from dashboard.ui.widgets.locks_table import LocksTable
 
-QUERY_WIDTH = 28  # at least: the query column takes whatever width is left
-R = "right"  # numbers and ages line up on their last digit
-# dropped while the terminal is too narrow for every column, FIRST before LATER before
-# the query (Enter still shows the whole row)
-FIRST, LATER = {"drop": 3}, {"drop": 2}
-QUERY = {"fill": True, "drop": 1}
+__all__ = ["IdleTable", "LocksTable", "StaleLeaseTable", "WaitingTable", "session_bindings"]
+
 ALIVE = {True: "yes", False: "NO", None: "?"}
+JOBS_COLUMN = 23  # the waiting table's: 'waits 11406 holds 11405'
 
 
 def _dash(value: object) -> object:
     return "-" if value is None else value
-
-
-class LocksTable(KeyedTable):
-    """Live locks, grouped by session, lock and relation (and job, for a row lock).
-
-    Queue view: every lock of every session that holds or awaits a lock on the queue
-    table, so a worker waiting for another's row (a transactionid lock, on no relation)
-    shows beside the lock it holds on the table. Database view: all locks. A row lock
-    reads as one ('FOR UPDATE', 'row lock', 'job 42'), and the rows a session holds
-    row-locked (in the rows themselves, not in pg_locks) are a row of their own.
-    """
-
-    TITLE = "Locks"
-    SHORT_TITLE = "Locks"
-    COLUMNS = (
-        Col("pid", "pid", 7, R),
-        Col("granted", "held", 4),
-        Col("mode", "mode", 17),
-        Col("type", "type", 13, **FIRST),
-        Col("relation", "on", 22),
-        Col("app", "application", 18, **LATER),
-        Col("n", "locks", 5, R, **FIRST),
-        Col("wait", "waiting", 7, R),
-        Col("query", "query", QUERY_WIDTH, **QUERY),
-    )
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.queue_only = True
-        self._counts: Counter[tuple] = Counter()  # locks per group
-        self._waits_for: dict[int, str] = {}  # pid -> the job whose row it waits for
-
-    def cell_style(self, column: str, value: object) -> str | None:
-        return "bold yellow" if column == "granted" and value == "WAIT" else None
-
-    def describe(self) -> str:
-        return "queue sessions" if self.queue_only else "whole db"
-
-    def update_from(self, snap: Snapshot) -> None:
-        groups: dict[tuple, LockInfo | HeldRows] = {}
-        self._counts = Counter()
-        self._waits_for = {w.pid: w.job_id for w in snap.waiting if w.job_id is not None}
-        queue_pids = {lk.pid for lk in snap.locks if lk.on_queue_table}
-        for lk in snap.locks:
-            if lk.pid in queue_pids or not self.queue_only:
-                key = (lk.pid, lk.locktype, lk.mode, lk.relation, lk.granted, lk.job_id)
-                self._counts[key] += 1
-                groups.setdefault(key, lk)
-        for held in held_rows(snap).values():  # on the queue table: in both views
-            key = (held.pid, "rows", "", held.queue, True, None)
-            self._counts[key] = held.rows
-            groups[key] = held
-        # waiting locks first, then by pid, a session's held rows after its pg_locks rows
-        ordered = sorted(
-            groups, key=lambda k: (k[4], k[0], k[1] == "rows", k[1], k[2], k[3] or "", k[5] or "")
-        )
-        self.set_rows((key, groups[key]) for key in ordered)  # keyed by the group itself
-
-    def values(self, key: tuple, lk: LockInfo | HeldRows) -> tuple:
-        if isinstance(lk, HeldRows):
-            held = (
-                f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}"
-                if lk.job_ids
-                else f"{lk.rows} rows of {lk.queue}"
-            )
-            return (
-                lk.pid,
-                "yes",
-                "held in the rows",
-                "row locks",
-                held,
-                lk.application_name,
-                lk.rows,
-                "",
-                "",
-            )
-        # a row lock by its row-level mode (FOR UPDATE), a table lock's without "Lock";
-        # a lock on no relation (a transaction id, an advisory lock) says what it is on
-        kind = "row lock" if lk.is_row_lock else lk.locktype
-        return (
-            lk.pid,
-            "yes" if lk.granted else "WAIT",
-            row_lock_mode(lk),
-            kind,
-            lock_target(lk, self._waits_for.get(lk.pid)),
-            lk.application_name,
-            self._counts[key],
-            "" if lk.wait_s is None else age(lk.wait_s),
-            lk.query,
-        )
 
 
 def session_bindings(table_id: str) -> list[Binding]:
@@ -156,10 +61,10 @@ class WaitingTable(KeyedTable):
     SHORT_TITLE = "Waiting"
     BINDINGS = session_bindings("waiting")
     COLUMNS = (
-        Col("session", "blocker -> waiters", 20),
+        Col("session", "blocker -> waiters", 19),
         Col("age", "xact/wait", 9, R),
         Col("what", "state / wait event", 19),
-        Col("jobs", "jobs", 14),
+        Col("jobs", "jobs", JOBS_COLUMN),
         # the query fills what is left: 2 cells under the others' least, for the jobs
         Col("app", "application", 18, **LATER),
         Col("query", "query", QUERY_WIDTH - 2, **QUERY),
@@ -218,12 +123,18 @@ class WaitingTable(KeyedTable):
         """Sessions waiting; their blockers are rows too, but not waiting ones."""
         return sum(isinstance(item, WaitingSession) for item in self.items.values())
 
-    def jobs(self, pid: int, waits_for: str | None = None) -> str:
-        """'waits 7' (the job whose row it waits for), or 'holds 1,2 +3' (row-locked)."""
-        if waits_for is not None:
-            return f"waits {waits_for}"
+    def jobs(self, pid: int, waits_for: object = None) -> str:
+        """'waits 7' (the job whose row it is queued on), 'holds 1,2 +3' (row-locked), or
+        both: a waiter whose first row was finished by its holder keeps its lock on that
+        row and queues for the next one."""
         held = self._held.get(pid)
-        return f"holds {jobs_text(held.job_ids, held.rows, 8)}" if held else ""
+        if waits_for is None:
+            return f"holds {jobs_text(held.job_ids, held.rows, 8)}" if held else ""
+        text = f"waits {waits_for}"
+        if held:
+            room = max(JOBS_COLUMN - len(text) - len(" holds "), 1)
+            text += f" holds {jobs_text(held.job_ids, held.rows, room)}"
+        return text
 
     def values(self, key: str, item: SessionInfo | WaitingSession | None) -> tuple:
         label = self._label[key]
@@ -285,7 +196,9 @@ class IdleTable(KeyedTable):
             age(i.idle_s),
             _dash(i.xmin_age),
             i.locks_held,
-            jobs_text(held.job_ids, held.rows) if held else "",
+            jobs_text(i.job_ids, i.rows_held)
+            if i.job_ids
+            else (jobs_text(held.job_ids, held.rows) if held else ""),
             i.application_name,
             i.user,
             i.query,
