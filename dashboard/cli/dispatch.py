@@ -14,8 +14,11 @@ from dashboard.cli import (
     db_commands,
     doctor_command,
     export_command,
+    incident_command,
     load_command,
     presets_command,
+    record_command,
+    replay_command,
     serve_command,
     snapshot_command,
     watch_commands,
@@ -36,6 +39,9 @@ COMMAND_MODULES = (
     serve_command,
     presets_command,
     doctor_command,
+    record_command,
+    replay_command,
+    incident_command,
 )
 
 

@@ -25,6 +25,7 @@ from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS, LoadGenControls
 from dashboard.ui.poller import PollingMixin
 from dashboard.ui.recovery import RecoveryMixin
+from dashboard.ui.replay.keys import REPLAY_BINDINGS, replay_allows
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
@@ -160,6 +161,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             tooltip="The latest actions from the audit trail (the table, or --audit-file)",
         ),
         *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
+        *REPLAY_BINDINGS,  # hidden by check_action unless replaying (they take p + - then)
     ]
 
     def __init__(
@@ -174,6 +176,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         snapshots: Sequence[Snapshot] = (),
         poll: bool = True,
         browser_source: Any = None,
+        recorder: Any = None,
+        replay: Any = None,
     ) -> None:
         super().__init__()
         self.spec = spec
@@ -182,6 +186,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.read_only = read_only
         self.audit_file = audit_file
         self.loadgen = loadgen
+        self.recorder = recorder  # watch --record: gets every snapshot applied
+        self.replay = replay  # queuetop replay: the driver that posts the recorded frames
         self.history = History()
         self.monitor = Monitor(spec, interval) if spec is not None else None
         self.snapshot: Snapshot | None = None
@@ -245,6 +251,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self._render_chrome()
         self._start_poll()
         self.start_loadgen()
+        if self.replay is not None:
+            self.replay.attach(self)
         self.call_after_refresh(self._freeze_startup_objects)
 
     def _freeze_startup_objects(self) -> None:
@@ -284,6 +292,8 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
     def apply_snapshot(self, snap: Snapshot) -> None:
         """Update every widget from one snapshot (the benchmark times this)."""
         self.snapshot = snap
+        if self.recorder is not None:
+            self.recorder.add(snap)
         self.history.add(snap)
         self.snapshots_applied += 1
         self.query_one(StatePanel).show(snap, self.spec)
@@ -309,7 +319,7 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
             where=where,
             queue=queue,
             interval=self.interval,
-            link=self.link,
+            link=self.link if self.replay is None else self.replay.link,
             snap=snap,
             read_only=self.read_only,
             actions=self.recovery_note(),
@@ -317,6 +327,13 @@ class QueuetopApp(RecoveryMixin, LoadGenControls, PollingMixin, App):
         self.query_one(StatePanel).show(snap, self.spec)
 
     # --- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = replay_allows(self.replay, action)  # None: not the replay's to decide
+        return super().check_action(action, parameters) if allowed is None else allowed
+
+    def action_replay(self, verb: str, *args: Any) -> None:
+        self.replay.act(verb, *args)
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused

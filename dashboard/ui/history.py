@@ -29,6 +29,12 @@ class History:
     _last: tuple[datetime, int] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty again (replay rebuilds the history around the frame it moves to)."""
+        self._origin = None
+        self._last = None
         self.times = _deque(self.maxlen)
         self.depth = {role: _deque(self.maxlen) for role in ROLES}
         self.throughput = _deque(self.maxlen)
