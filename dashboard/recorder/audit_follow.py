@@ -43,11 +43,13 @@ class AuditFollower:
         audit_file: str | Path | None,
         started: datetime,
         *,
+        every_s: float = FOLLOW_EVERY_S,
         clock=time.monotonic,
     ):
         self.dsn = dsn
         self.audit_file = Path(audit_file) if audit_file else None
         self.since = started - timedelta(seconds=SLACK_S)
+        self.every_s = every_s
         self.clock = clock
         self.problem: str | None = None  # why the last read failed (said once by `record`)
         self._conn: psycopg.Connection | None = None
@@ -66,7 +68,7 @@ class AuditFollower:
     def read(self) -> list[AuditRecord]:
         """The records since the watermarks; [] (and `problem` set) when it cannot read."""
         now = self.clock()
-        self._next_at = now + FOLLOW_EVERY_S
+        self._next_at = now + self.every_s
         try:
             records = self._read_file() if self.audit_file else self._read_table(now)
         except (psycopg.Error, UserError, OSError) as exc:

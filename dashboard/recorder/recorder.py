@@ -60,9 +60,11 @@ class BackgroundRecorder:
             self.dropped += 1
 
     def _run(self) -> None:
+        follower = self.recorder.follower
+        every = follower.every_s if follower is not None else FOLLOW_EVERY_S
         while True:
             try:
-                snap = self._queue.get(timeout=FOLLOW_EVERY_S)
+                snap = self._queue.get(timeout=every)
             except queue.Empty:
                 snap = False  # no frame: the audit trail's turn still comes
             if snap is None:

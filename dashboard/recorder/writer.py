@@ -156,27 +156,27 @@ class RecordingWriter:
     # --- retention -------------------------------------------------------------------------
 
     def used_bytes(self) -> int:
-        pages, free, size = (
-            self.conn.execute(f"PRAGMA {p}").fetchone()[0]
-            for p in ("page_count", "freelist_count", "page_size")
+        """The file's size as SQLite sees it (its write-ahead log aside)."""
+        pages, size = (
+            self.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size")
         )
-        return (pages - free) * size
+        return pages * size
 
     def _retain(self, newest_at: float) -> None:
-        cut = None
-        if (
-            self.retain_s
-            and self._oldest_at is not None
-            and newest_at - self._oldest_at > (self.retain_s)
-        ):
+        too_old = self.retain_s and self._oldest_at is not None
+        if too_old and newest_at - self._oldest_at > self.retain_s:
             cut = self.conn.execute(
                 "SELECT min(id) FROM frames WHERE at >= ?", (newest_at - self.retain_s,)
             ).fetchone()[0]
-        if self.max_bytes and self.used_bytes() > self.max_bytes:
-            by_size = self._size_cut(self.used_bytes() - SIZE_HEADROOM * self.max_bytes)
-            cut = by_size if cut is None else max(cut, by_size)
-        if cut is not None:
-            self.drop_before(cut)
+            if cut is not None:
+                self.drop_before(cut)
+        # pages do not free byte for byte: again until it fits (the newest frame stays)
+        for _ in range(8):
+            if not self.max_bytes or self.used_bytes() <= self.max_bytes:
+                return
+            cut = self._size_cut(self.used_bytes() - SIZE_HEADROOM * self.max_bytes)
+            if not self.drop_before(cut):
+                return
 
     def _size_cut(self, to_free: float) -> int:
         """The first frame to keep so that the older ones add up to `to_free` bytes (the
@@ -212,7 +212,7 @@ class RecordingWriter:
             conn.execute("ROLLBACK")
             raise
         self._chain = store.FrameChain(conn)  # its cached tree may be of a frame now gone
-        conn.execute("PRAGMA incremental_vacuum")
+        conn.execute("PRAGMA incremental_vacuum").fetchall()  # each row is a page given back
         self.stats.dropped += gone
         return gone
 
