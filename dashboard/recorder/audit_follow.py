@@ -48,6 +48,13 @@ class AuditFollower:
     ):
         self.dsn = dsn
         self.audit_file = Path(audit_file) if audit_file else None
+        if self.audit_file is not None:  # it may not exist yet (no action taken), its place must
+            if self.audit_file.is_dir():
+                raise UserError(f"--audit-file {self.audit_file} is a directory: give the file")
+            if not self.audit_file.parent.is_dir():
+                raise UserError(
+                    f"no directory {self.audit_file.parent} for --audit-file {self.audit_file}"
+                )
         self.since = started - timedelta(seconds=SLACK_S)
         self.every_s = every_s
         self.clock = clock

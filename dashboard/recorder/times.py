@@ -10,7 +10,7 @@ from dashboard.errors import UserError
 
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
 FORMS = (
-    "a time of day (03:07 or 03:07:30, this machine's zone), an ISO timestamp "
+    "a time of day (03:07 or 03:07:30, this machine's zone), a timestamp with its zone "
     "(2026-01-15T03:07:30+00:00), +DURATION from the start, -DURATION before the end "
     "(+5m, -90s), start or end"
 )
@@ -36,8 +36,10 @@ def parse_when(text: str, first_at: float, last_at: float, what: str = "time") -
     try:
         at = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
-        raise UserError(f"bad {what} {text!r}: expected {FORMS}") from None
-    return (at if at.tzinfo else at.astimezone()).timestamp()
+        at = None
+    if at is None or at.tzinfo is None:  # a date without a zone: which zone is not ours to guess
+        raise UserError(f"bad {what} {text!r}: expected {FORMS}")
+    return at.timestamp()
 
 
 def _clock_time(match: re.Match, first_at: float, last_at: float, text: str, what: str) -> float:
