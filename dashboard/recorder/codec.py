@@ -190,6 +190,8 @@ def _decoder(hint: Any) -> Callable[[Any], Any]:
         return _dict_decoder(*(args or (Any, Any)))
     if hint is float:
         return _float
+    if hint is bool:
+        return lambda node: bool(node) if type(node) is int else _plain_value(node)
     return _plain_value  # str, int, bool, datetime, Decimal, UUID …: the tag says which
 
 
@@ -210,6 +212,7 @@ def _union_decoder(args: tuple) -> Callable[[Any], Any]:
     classes = [a for a in members if isinstance(a, type) and dataclasses.is_dataclass(a)]
     sequences = [a for a in members if typing.get_origin(a) in (tuple, list) or a in (tuple, list)]
     floats = float in members and int not in members
+    bools = bool in members and int not in members
 
     def decode(node: Any) -> Any:
         if node is None:
@@ -220,7 +223,9 @@ def _union_decoder(args: tuple) -> Callable[[Any], Any]:
         if type(node) is list and sequences:
             return _decoder(sequences[0])(node)
         value = _plain_value(node)
-        return float(value) if floats and type(value) is int else value
+        if type(value) is int:  # a value kept from an equal one of the other type (1 == 1.0)
+            return float(value) if floats else bool(value) if bools else value
+        return value
 
     return decode
 

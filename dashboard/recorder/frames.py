@@ -11,7 +11,9 @@ the same (a wait that grew), else written whole.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Any
 
 from dashboard.recorder import codec, delta
@@ -70,18 +72,18 @@ class FrameEncoder:
         return tree, ({"$o": changed} if before is not None else None)
 
     @staticmethod
-    def _record_list(value: Any) -> Any:
-        """The function reading a row's values, where `value` is a non-empty tuple of records
-        of one class whose values can be compared by hash; else None."""
+    def _record_list(value: Any) -> tuple | None:
+        """(field names, the function reading a row's values) where `value` is a non-empty
+        tuple of records of one class; else None."""
         if type(value) is not tuple or not value:
             return None
-        kind = type(value[0])
-        fields = codec.record_fields(kind)
+        fields = codec.record_fields(type(value[0]))
         if fields is None or len(set(map(type, value))) != 1:
             return None
-        return fields[1]
+        return fields
 
-    def _list(self, name: str, value: tuple, read, before) -> tuple[list, Any]:
+    def _list(self, name: str, value: tuple, fields: tuple, before) -> tuple[list, Any]:
+        names, read = fields
         keys = list(map(read, value))
         rows = self._rows.get(name)
         if rows is not None and before is not None and keys == rows.keys:
@@ -97,11 +99,12 @@ class FrameEncoder:
             self._rows[name] = _Rows(keys, trees)
             return trees, delta.diff(before[name], trees)
         hits = list(map(index.get, keys))  # the old row each new one equals, or None
-        old_trees = rows.trees
+        old_trees, old_keys = rows.trees, rows.keys
         trees = [old_trees[i] if i is not None else None for i in hits]
         ops: list = []
         run_end = -1  # the old row after the last copied one: a copy of it extends the run
         expect = 0  # the old row in the place of the next new one
+        kin: dict | None = None  # first field (a pid, an id, a name) -> old rows with it
         for j, i in enumerate(hits):
             if i is not None:
                 if i == run_end:
@@ -111,12 +114,19 @@ class FrameEncoder:
                 run_end = expect = i + 1
                 continue
             run_end = -1
+            if kin is None:
+                kin = _by_first_field(old_keys)
+            key = keys[j]
+            close = _closest(old_keys, [*kin.get(_first(key), ())[:3], expect], key)
+            if close is not None:  # most fields as in that old row: only the others
+                place, differ = close
+                changed = {names[n]: codec.to_tree(key[n]) for n in compress(count(), differ)}
+                trees[j] = {**old_trees[place], **changed}
+                ops.append([-1, place, {"$o": {k: {"$r": v} for k, v in changed.items()}}])
+                expect = place + 1
+                continue
             new = trees[j] = codec.to_tree(value[j])
-            patch = _row_patch(old_trees[expect], new) if expect < len(old_trees) else None
-            if patch is not None:
-                ops.append([-1, expect, patch])
-                expect += 1
-            elif ops and len(ops[-1]) == 1:
+            if ops and len(ops[-1]) == 1:
                 ops[-1][0].append(new)
             else:
                 ops.append([[new]])
@@ -124,15 +134,34 @@ class FrameEncoder:
         return trees, {"$l": ops}
 
 
-def _row_patch(old: Any, new: Any) -> dict | None:
-    """The fields that changed, where fewer than half did; else None (write it whole)."""
-    if type(old) is not dict or type(new) is not dict:
-        return None
-    changed = {k: {"$r": v} for k, v in new.items() if old.get(k, _MISSING) != v}
-    removed = [k for k in old if k not in new]
-    if 2 * (len(changed) + len(removed)) > len(new):
-        return None
-    patch: dict[str, Any] = {"$o": changed}
-    if removed:
-        patch["$x"] = removed
-    return patch
+def _first(key: tuple) -> Any:
+    return key[0] if key else None
+
+
+def _by_first_field(keys: list[tuple]) -> dict:
+    """Old rows by their first field: where a row that changed most likely was (a session's
+    pid, a job's id, a section's name), wherever the order put it."""
+    kin: dict = {}
+    for i, key in enumerate(keys):
+        try:
+            kin.setdefault(_first(key), []).append(i)
+        except TypeError:  # an unhashable first field: positional pairing only
+            pass
+    return kin
+
+
+def _closest(old_keys: list[tuple], places: list[int], key: tuple) -> tuple | None:
+    """(the old row among `places` that the new row's values differ least from, which of
+    them differ) where fewer than half do; None if no old row is that close."""
+    best, fewest = None, len(key)
+    for place in dict.fromkeys(places):
+        if place < len(old_keys) and len(old_keys[place]) == len(key):
+            # by ==: a value equal to the old one keeps its old tree (1 for 1.0, as
+            # codec reads it back into the field's type)
+            differ = list(map(operator.ne, key, old_keys[place]))
+            n = sum(differ)
+            if 2 * n < len(key) and n < fewest:
+                best, fewest = (place, differ), n
+                if n <= 1:
+                    break
+    return best

@@ -56,6 +56,8 @@ class RecordingWriter:
         self._encoder = FrameEncoder()
         self._since_full = 0
         self._full_size = 0  # the last full frame's JSON: a delta must be much smaller
+        self._measured = 0  # the file's size when last asked (PRAGMAs cost a frame's time)
+        self._unmeasured = 0  # bytes written since
         self.conn = self._open(spec, interval, version)
         self._chain = store.FrameChain(self.conn)
         self._oldest_at = self.conn.execute("SELECT min(at) FROM frames").fetchone()[0]
@@ -124,6 +126,7 @@ class RecordingWriter:
         self._since_full = 0 if kind == store.FULL else self._since_full + 1
         if self._oldest_at is None:
             self._oldest_at = at
+        self._unmeasured += len(data) + ROW_OVERHEAD
         self._retain(at)
         stats = self.stats
         stats.frames += 1
@@ -170,9 +173,14 @@ class RecordingWriter:
             ).fetchone()[0]
             if cut is not None:
                 self.drop_before(cut)
+        # the file is measured only when it may be near its limit: pages fill unevenly, so
+        # twice the bytes written since the last measure is taken as what it may have grown
+        if not self.max_bytes or self._measured + 2 * self._unmeasured <= self.max_bytes:
+            return
         # pages do not free byte for byte: again until it fits (the newest frame stays)
         for _ in range(8):
-            if not self.max_bytes or self.used_bytes() <= self.max_bytes:
+            self._measured, self._unmeasured = self.used_bytes(), 0
+            if self._measured <= self.max_bytes:
                 return
             cut = self._size_cut(self.used_bytes() - SIZE_HEADROOM * self.max_bytes)
             if not self.drop_before(cut):

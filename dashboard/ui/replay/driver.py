@@ -9,6 +9,7 @@ jumps, never gets a frame out of order.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime, timezone
 from functools import partial
@@ -27,7 +28,8 @@ from dashboard.ui.widgets.status import LinkState
 
 SPEEDS = (1, 10, 60)
 TICK_S = 0.1
-NOTIFY_AUDIT = 3  # audit records passed while moving forward: the first few are notified
+NOTIFY_AUDIT = 3
+REBUILD_BUDGET_S = 0.3  # audit records passed while moving forward: the first few are notified
 
 
 def local(at: float) -> str:
@@ -43,6 +45,7 @@ class ReplayDriver:
         self.playing = False
         self.speed = SPEEDS[0]
         self.frames_posted = 0
+        self.history_every = 1  # the plots' history after a jump: every n-th frame
         self._app: Any = None
         self._posted: Any = None  # the snapshot of the last SnapshotReady posted
         self._wanted: tuple[int, bool] | None = None  # (frame, rebuild) not posted yet
@@ -108,14 +111,25 @@ class ReplayDriver:
         return bounds.frames if bounds else 0
 
     def _rebuild_history(self, frame_id: int) -> None:
-        """The plots' history: the frames before this one, as many as it holds."""
+        """The plots' history: the frames before this one, as many as it holds. Where frames
+        are large (a thousand locks each), every n-th is read, so that a step back stays
+        within REBUILD_BUDGET_S; the plots then have fewer points over the same minutes."""
         history = self._app.history
         history.reset()
         first = self.recording.step(frame_id, -(history.maxlen - 1))
         if first == frame_id:
             return
         last = self.recording.step(frame_id, -1)
-        for snap in self.recording.snapshots(first, last):
+        history.add(self.recording.snapshot(first))  # the chain is read up to here
+        if last == first:
+            return
+        second = self.recording.step(first, 1)
+        started = time.perf_counter()
+        self.recording.snapshot(second)  # what one more frame costs
+        took = time.perf_counter() - started
+        frames = self.recording.position(last) - self.recording.position(first)
+        self.history_every = max(1, math.ceil(frames * took / REBUILD_BUDGET_S))
+        for snap in self.recording.snapshots(second, last, self.history_every):
             history.add(snap)
 
     def _tick(self) -> None:
