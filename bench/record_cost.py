@@ -1,10 +1,10 @@
 """What recording costs: bytes per frame, CPU per frame beside the poll's own, seek time.
 
-    .venv/bin/python bench/record_cost.py [--dsn DSN] [--seconds 40] [--interval 1]
+    .venv/bin/python bench/record_cost.py [--dsn DSN] [--seconds 60] [--interval 1]
                                           [--day-frames 86400] [--seeks 200]
 
 Three runs, each with its numbers printed side by side:
-1. the demo under load (4 workers and the producer: skip-locked for SECONDS, then
+1. the demo under load (4 workers and the producer: skip-locked for SECONDS (default 60), then
    for-update holding the claim transaction, a pile-up, for SECONDS), recorded at INTERVAL
    by `queuetop record`'s own loop (RecordLoop, the audit trail followed too);
 2. a 1,000-row lock table (10 sessions each holding 100 table locks), recorded the same way;
@@ -201,7 +201,7 @@ def day_run(spec: QueueSpec, kept: list[Snapshot], tmp: Path, frames: int, seeks
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn")
-    parser.add_argument("--seconds", type=float, default=40.0, help="per recorded run")
+    parser.add_argument("--seconds", type=float, default=60.0, help="per recorded run")
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--day-frames", type=int, default=86_400)
     parser.add_argument("--seeks", type=int, default=200)

@@ -65,7 +65,11 @@ class FrameEncoder:
                     tree[name] = before[name]
                     continue
                 tree[name] = codec.to_tree(value)
-                patch = delta.diff(before[name], tree[name]) if before else {"$r": tree[name]}
+                patch = (
+                    delta.diff(before[name], tree[name])
+                    if before is not None
+                    else {"$r": tree[name]}
+                )
             if patch is not None:
                 changed[name] = patch
         self._previous, self._tree = snap, tree

@@ -95,9 +95,18 @@ class ReplayDriver:
         if frame_id == self.frame_id and not rebuild:
             return
         before = self.at
-        if rebuild:
-            self._rebuild_history(frame_id)
-        snap = self.recording.snapshot(frame_id)
+        try:
+            if rebuild:
+                self._rebuild_history(frame_id)
+            snap = self.recording.snapshot(frame_id)
+        except KeyError:  # dropped by the recorder's retention meanwhile: the oldest left
+            bounds = self.recording.bounds()
+            if bounds is not None and bounds.first_id > frame_id:
+                self.go(bounds.first_id, rebuild=True)
+            return
+        except UserError as exc:  # a frame that cannot be read: say so, stay where it is
+            self._app.notify(str(exc), title="replay", severity="error", markup=False)
+            return
         self.frame_id, self.at = frame_id, self.recording.at_of(frame_id)
         self._position = (self.recording.position(frame_id), self._total())
         if before is not None and self.at > before:
