@@ -215,3 +215,16 @@ def test_times_are_read_in_every_form():
     assert parse_when("2026-01-15T09:45:00Z", first, last) == first + 900
     at = datetime.fromtimestamp(first + 754, timezone.utc).astimezone()
     assert parse_when(f"{at:%H:%M:%S}", first, last) == first + 754
+
+
+def test_the_help_lists_the_replay_keys_in_a_replay_and_the_polling_keys_live(recording):
+    from dashboard.ui.app import QueuetopApp
+
+    def tooltips(app) -> set[str]:
+        [(_, dashboard)] = [s for s in app.binding_sections() if s[0] == "dashboard"]
+        return {b.tooltip for b in dashboard}
+
+    replaying = tooltips(app_at(recording))
+    live = tooltips(QueuetopApp(demo_spec(), None, poll=False, snapshots=[frame(0)]))
+    assert "Replay: play or pause" in replaying and "Pause or resume polling" not in replaying
+    assert "Pause or resume polling" in live and "Replay: play or pause" not in live

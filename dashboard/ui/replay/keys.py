@@ -73,7 +73,9 @@ LIVE_ONLY = frozenset(("toggle_pause", "refresh_now", "exact_counts", "faster", 
 
 def replay_allows(replay: Any, action: str) -> bool | None:
     """For the app's check_action: False for the replay's keys in a live dashboard and for
-    the live keys in a replay; None where the replay has no say."""
+    the live keys in a replay; None where the replay has no say. (`action` is a name, or a
+    binding's whole action: replay('step', 1).)"""
+    action = action.split("(", 1)[0]
     if action == "replay":
         return replay is not None
     if replay is not None and action in LIVE_ONLY:
