@@ -126,6 +126,8 @@ class FrameChain:
             "SELECT id, kind, data FROM frames WHERE id BETWEEN ? AND ? ORDER BY id", (first, last)
         )
         for fid, kind, data in rows:
+            if kind not in (FULL, DELTA):
+                raise ValueError(f"frame {fid} is of kind {kind}, newer than this queuetop reads")
             body = unpack(data)
             if kind == FULL:
                 tree = body
