@@ -136,3 +136,24 @@ def test_a_newer_format_and_a_file_that_is_no_recording_are_refused_in_one_line(
         Recording(text)
     with pytest.raises(UserError, match="no recording"):
         Recording(tmp_path / "missing.qtr")
+
+
+def test_a_damaged_frame_is_one_line_not_a_traceback(tmp_path, capsys):
+    from dashboard.cli import main
+
+    path = tmp_path / "r.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in frames(5):
+        writer.write(snap)
+    writer.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE frames SET data = x'00ff' WHERE id = 3")
+    conn.commit()
+    conn.close()
+    recording = Recording(path)
+    assert recording.snapshot(2) == frames(5)[1]
+    with pytest.raises(UserError, match="frame 3 cannot be read"):
+        recording.snapshot(3)
+    assert main(["incident", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a frame cannot be read" in err[0]

@@ -125,7 +125,7 @@ class Recording:
         """The snapshot of one frame (KeyError if the file has no such frame)."""
         try:
             return codec.from_tree(self.chain.tree(frame_id), Snapshot)
-        except (sqlite3.DatabaseError, ValueError) as exc:
+        except store.UNREADABLE as exc:
             raise UserError(f"{self.path}: frame {frame_id} cannot be read ({exc})") from exc
 
     def snapshots(self, first_id: int, last_id: int, every: int = 1) -> Iterator[Snapshot]:
@@ -133,12 +133,14 @@ class Recording:
         last), rebuilt in one pass over their rows."""
         try:
             start = self.chain.tree(first_id)
+            yield codec.from_tree(start, Snapshot)
+            for n, (fid, tree) in enumerate(self.chain.trees(first_id + 1, last_id, start), 1):
+                if n % every == 0 or fid == last_id:
+                    yield codec.from_tree(tree, Snapshot)
         except KeyError:
             return
-        yield codec.from_tree(start, Snapshot)
-        for n, (fid, tree) in enumerate(self.chain.trees(first_id + 1, last_id, start), 1):
-            if n % every == 0 or fid == last_id:
-                yield codec.from_tree(tree, Snapshot)
+        except store.UNREADABLE as exc:
+            raise UserError(f"{self.path}: a frame cannot be read ({exc})") from exc
 
     def audit(
         self, until: float | None = None, since: float | None = None, limit: int = 200

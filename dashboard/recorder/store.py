@@ -26,6 +26,8 @@ KEYFRAME_EVERY = 60
 # A delta is stored only where it is this much smaller than the full frame.
 DELTA_RATIO = 0.5
 ZLIB_LEVEL = 6
+# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped)
+UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error)
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
