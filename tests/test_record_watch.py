@@ -19,7 +19,17 @@ def test_watch_record_writes_each_snapshot_shown(dsn, connect, tmp_path):
     holder.execute("SELECT id FROM queuetop_demo.jobs WHERE id = 1 FOR UPDATE")
     path = tmp_path / "watched.qtr"
     args = build_parser().parse_args(
-        ["watch", "--dsn", dsn, "--interval", str(INTERVAL), "--record", str(path)]
+        [
+            "watch",
+            "--dsn",
+            dsn,
+            "--preset",
+            "demo",
+            "--interval",
+            str(INTERVAL),
+            "--record",
+            str(path),
+        ]
     )
     app = watch_app(args)
     shown = []

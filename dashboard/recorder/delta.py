@@ -18,14 +18,15 @@ else. Alignment is difflib's, on those signatures.
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Any
 
 SAME = None  # diff() of equal trees: no patch
 
 
 def diff(old: Any, new: Any) -> dict | None:
-    """The patch turning `old` into `new`; SAME (None) when they are equal."""
-    if old == new and type(old) is type(new):
+    """The patch turning `old` into `new`; SAME (None) when they are identical."""
+    if identical(old, new):
         return SAME
     if type(old) is dict and type(new) is dict and _is_object(old) and _is_object(new):
         changed = {}
@@ -44,6 +45,20 @@ def diff(old: Any, new: Any) -> dict | None:
     if type(old) is list and type(new) is list and old and new:
         return _list_diff(old, new)
     return {"$r": new}
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down: False == 0 and 0.0 == -0.0, but their
+    JSON differs."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(identical(v, b[k]) for k, v in a.items())
+    if type(a) is list:
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a == b
 
 
 def _is_object(node: dict) -> bool:
