@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from datetime import datetime, timezone
+from pathlib import Path
 
 from dashboard import config
 from dashboard.cli.common import (
@@ -38,6 +39,22 @@ def size(value: str) -> int:
     if amount < MIN_SIZE:
         raise argparse.ArgumentTypeError(f"expected at least 64KiB, got {value!r}")
     return amount
+
+
+def recording_path(value: str) -> str:
+    """A file to record to: not empty, not a directory, in a directory that exists. An
+    argparse `type`, so that a bad one fails before anything connects, whatever the command
+    does next."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a file path, got an empty value (an unset variable?)"
+        )
+    path = Path(value)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a directory: give a file name")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"no directory {path.parent} for {value}: create it")
+    return value
 
 
 def retention(value: str) -> float | None:
@@ -77,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "meanwhile to one SQLite file. Stop with Ctrl-C or SIGTERM.",
     )
     p.add_argument(
-        "--out", required=True, metavar="FILE", type=text("a file path"), help="the recording"
+        "--out", required=True, metavar="FILE", type=recording_path, help="the recording"
     )
     add_retention_options(p)
     p.add_argument(
@@ -168,7 +185,7 @@ def add_record_flag(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--record",
         metavar="FILE",
-        type=text("a file path"),
+        type=recording_path,
         help="record every snapshot the dashboard takes to FILE (as queuetop record does)",
     )
     add_retention_options(group)
