@@ -63,6 +63,15 @@ BAD: dict[str, list[str]] = {
     "ids": ["abc", "99999999999999999999"],  # the demo queue's ids are bigint
     "pid": ["0", "x", "-5"],
     "action": ["bogus"],
+    # record, replay, incident; watch --record
+    "--out": ["", "{tmp}", "{tmp}/no/such/dir/r.qtr"],
+    "--record": ["", "{tmp}", "{tmp}/no/such/dir/r.qtr"],
+    "--retain": ["", "soon", "0"],
+    "--max-size": ["", "1k", "lots"],
+    "--frames": ["0", "x"],
+    "file": ["", "{tmp}/missing.qtr", "{tmp}"],
+    "--at": ["", "soon", "25:99", "2026-01-02 03:04:05"],  # the last: no time zone
+    "--until": ["", "soon"],
 }
 # what each command needs besides the flag under test, to get as far as that flag matters
 BASE: dict[str, list[str]] = {
@@ -73,13 +82,18 @@ BASE: dict[str, list[str]] = {
     "load": ["--duration", "1", "--workers", "1"],
     "retry-dead": ["1"],
     "check": ["--max-waiting", "5"],  # check needs one threshold
+    "record": ["--out", "{tmp}/r.qtr", "--frames", "1"],  # a bad value let through stops
+    "replay": ["{tmp}/r.qtr"],  # a small recording, made by the test (RECORDED)
+    "incident": ["{tmp}/r.qtr"],
 }
+RECORDED = ("replay", "incident")
 EXTRA: dict[tuple[str, str], list[str]] = {
     ("load", "--audit-file"): ["--rescue"],  # the audit trail of --rescue
     ("serve", "--audit-file"): ["--allow-actions"],  # ... and of the browser's actions
 }
-# export serves `queuetop_up 0` while its database is away, by design: not bad input
-ACCEPTED = {("export", "--dsn", "host=/nowhere port=1")}
+# export serves `queuetop_up 0` while its database is away, by design: not bad input;
+# incident's --since -5 minutes is five minutes before the recording's end
+ACCEPTED = {("export", "--dsn", "host=/nowhere port=1"), ("incident", "--since", "-5 minutes")}
 
 
 def value_flags() -> list[tuple[str, str]]:
@@ -110,11 +124,13 @@ CASES = [
 
 
 def argv_for(command: str, flag: str, value: str, dsn: str, tmp: str) -> list[str]:
-    base = list(BASE.get(command, []))
+    base = [b.replace("{tmp}", tmp) for b in BASE.get(command, [])]
     if flag in base:  # the flag under test takes the place of its usual value
         del base[base.index(flag) : base.index(flag) + 2]
     if flag in ("ids", "pid"):  # so does the positional
         base.remove("1")
+    if flag == "file":
+        base.pop(0)
     value = value.replace("{tmp}", tmp)
     argv = [command, *base, *EXTRA.get((command, flag), [])]
     argv += [flag, value] if flag.startswith("--") else [value]
@@ -163,6 +179,14 @@ def test_bad_value_is_one_line_and_exit_2(
     command, flag, value, matrix_db, tmp_path, no_dashboard, capsys
 ):
     assert value is not None, f"no bad value listed for {command} {flag}: add one to BAD"
+    if command in RECORDED:
+        from ui_snapshots import demo_spec, fixed_snapshot
+
+        from dashboard.recorder import RecordingWriter
+
+        writer = RecordingWriter(tmp_path / "r.qtr", demo_spec(), 1.0)
+        writer.write(fixed_snapshot(0))
+        writer.close()
     argv = argv_for(command, flag, value, matrix_db, str(tmp_path))
     try:
         code = main(argv)

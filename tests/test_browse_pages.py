@@ -9,7 +9,8 @@ import psycopg
 from demo_queue import setup_demo
 
 from dashboard import browse, db
-from dashboard.browse import DEAD_TABLE, QUEUE, BrowseQuery, PageReader, escape_controls, read_row
+from dashboard.browse import DEAD_TABLE, QUEUE, BrowseQuery, PageReader, read_row
+from dashboard.text.untrusted import escape_controls
 
 
 class CountingCursor(psycopg.Cursor):

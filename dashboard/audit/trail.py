@@ -131,24 +131,25 @@ def read_table(
         raise UserError(
             f"reading {AUDIT_NAME} timed out; pass --since or a smaller --limit"
         ) from exc
-    records = tuple(
-        AuditRecord(
-            at=r["at"],
-            action=r["action"],
-            target=r["target"],
-            outcome=r["outcome"],
-            reason=r["reason"],
-            from_state=r["from_state"],
-            to_state=r["to_state"],
-            db_user=r["db_user"],
-            os_user=r["os_user"],
-            queue_table=r["queue_table"],
-            detail=r["detail"],
-            record_id=f"audit_id {r['audit_id']}",
-        )
-        for r in rows
+    return AuditPage(AUDIT_NAME, tuple(record_of_row(r) for r in rows))
+
+
+def record_of_row(r: dict[str, Any]) -> AuditRecord:
+    """One row of queuetop.audit_log (as audit/get_latest_audit.sql selects it)."""
+    return AuditRecord(
+        at=r["at"],
+        action=r["action"],
+        target=r["target"],
+        outcome=r["outcome"],
+        reason=r["reason"],
+        from_state=r["from_state"],
+        to_state=r["to_state"],
+        db_user=r["db_user"],
+        os_user=r["os_user"],
+        queue_table=r["queue_table"],
+        detail=r["detail"],
+        record_id=f"audit_id {r['audit_id']}",
     )
-    return AuditPage(AUDIT_NAME, records)
 
 
 def _lines_from_end(path: Path) -> Iterator[bytes]:

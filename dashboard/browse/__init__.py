@@ -17,7 +17,7 @@ from dashboard.browse.pages import (
     browse_roles,
     dead_table,
 )
-from dashboard.browse.rows import JobRow, RowField, escape_controls, read_row
+from dashboard.browse.rows import JobRow, RowField, read_row
 
 __all__ = [
     "BROWSE_ROLES",
@@ -33,6 +33,5 @@ __all__ = [
     "RowField",
     "browse_roles",
     "dead_table",
-    "escape_controls",
     "read_row",
 ]

@@ -7,9 +7,9 @@ import json
 import os
 
 from dashboard import config, db, discover
-from dashboard.browse.rows import escape_controls
 from dashboard.cli.common import COLUMN_FLAGS, connection_options
 from dashboard.discover.found import FoundQueue
+from dashboard.text.untrusted import escape_controls
 
 
 def register(sub: argparse._SubParsersAction) -> None:

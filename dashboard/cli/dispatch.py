@@ -37,6 +37,9 @@ COMMANDS = {
     "doctor": "doctor_command",
     "discover": "discover_command",
     "lab": "lab_command",
+    "record": "record_command",
+    "replay": "replay_command",
+    "incident": "incident_command",
 }
 
 

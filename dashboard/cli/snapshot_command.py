@@ -7,11 +7,11 @@ import json
 from dataclasses import replace
 
 from dashboard import config, db, monitor
-from dashboard.browse.rows import escape_controls
 from dashboard.cli import discover_command
 from dashboard.cli.common import connection_options, open_queue, queue_options
 from dashboard.discover.overview import Overview
 from dashboard.render import report
+from dashboard.text.untrusted import escape_controls
 
 
 def register(sub: argparse._SubParsersAction) -> None:

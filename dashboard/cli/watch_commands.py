@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from dashboard import config, db
-from dashboard.cli import discover_command, watch_overview
+from dashboard.cli import discover_command, record_command, watch_overview
 from dashboard.cli.common import (
     connection_options,
     open_queue,
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         parents=[connection_options(), queue_options(), recovery_options()],
         help="open the live dashboard on a queue table",
     )
+    record_command.add_record_flag(p)
     p.set_defaults(handler=run_watch)
 
 
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 # comes from `!` (or at random with --chaos), and its stale lease stays for the operator.
 
 
-def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
+def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None, recorder=None):
     """The dashboard as `watch` and `demo` open it (tests run it under a Pilot)."""
     from dashboard.ui.app import QueuetopApp  # textual loads only for the dashboard
 
@@ -44,6 +45,7 @@ def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None):
         read_only=args.read_only,
         audit_file=args.audit_file,
         loadgen=loadgen,
+        recorder=recorder,
     )
 
 
@@ -53,7 +55,7 @@ def watch_app(args: argparse.Namespace):
     target, conn, spec = open_queue(args)  # fails fast, in one line, before the screen opens
     conn.close()
     warn_password_in_dsn(args)
-    return build_app(target, spec, args)
+    return build_app(target, spec, args, recorder=record_command.watch_recorder(args, target, spec))
 
 
 def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
@@ -68,6 +70,8 @@ def run_app(app, loadgen=None) -> int:
         if loadgen is not None:
             loadgen.stop()
             loadgen.wait(30)
+        if getattr(app, "recorder", None) is not None:  # watch --record: the last frames
+            app.recorder.close()
     return app.return_code or 0  # 143 after SIGTERM, 129 after SIGHUP
 
 

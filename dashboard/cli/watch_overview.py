@@ -6,20 +6,27 @@ from __future__ import annotations
 import argparse
 
 from dashboard import config, db
+from dashboard.cli import record_command
 from dashboard.cli.common import warn_password_in_dsn
 from dashboard.cli.discover_command import spec_of
 from dashboard.discover.found import FoundQueue
 from dashboard.discover.overview import Overview
+from dashboard.errors import UserError
 
 
-def dashboard_app(args: argparse.Namespace, dsn: str, spec, *, back: bool):
+def dashboard_app(args: argparse.Namespace, dsn: str, spec, *, back: bool, recorder=None):
     """The dashboard on one queue; with `back`, Escape returns to the overview."""
     from dashboard.ui.app import QueuetopApp
     from dashboard.ui.overview import DrillDownApp
 
     cls = DrillDownApp if back else QueuetopApp
     return cls(
-        spec, dsn, interval=args.interval, read_only=args.read_only, audit_file=args.audit_file
+        spec,
+        dsn,
+        interval=args.interval,
+        read_only=args.read_only,
+        audit_file=args.audit_file,
+        recorder=recorder,
     )
 
 
@@ -42,7 +49,15 @@ def run_discovered(args: argparse.Namespace, found: list[FoundQueue], run_app) -
     dsn = db.resolve_target(args.dsn).dsn
     warn_password_in_dsn(args)
     if len(found) == 1:
-        return run_app(dashboard_app(args, dsn, validated(args, dsn, found[0]), back=False))
+        spec = validated(args, dsn, found[0])
+        recorder = record_command.watch_recorder(args, db.resolve_target(args.dsn), spec)
+        return run_app(dashboard_app(args, dsn, spec, back=False, recorder=recorder))
+    if getattr(args, "record", None):  # a recording holds one queue: which is for the user
+        names = ", ".join(str(q.table) for q in found)
+        raise UserError(
+            f"--record records one queue and this database holds {len(found)} ({names}): "
+            "name it with --queue, --preset or --table"
+        )
     while True:
         picker = overview_app(args, dsn, found)
         code = run_app(picker)

@@ -43,6 +43,8 @@ from dashboard.ui.messages import (
 )
 from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, SourceFactory, StaticSource
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
+from dashboard.ui.replay.keys import replay_allows
+from dashboard.ui.replay.source import ReplaySource
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
@@ -94,6 +96,8 @@ class QueuetopApp(App):
         poll: bool = True,
         browser_source: Any = None,
         source: SourceFactory | None = None,
+        recorder: Any = None,
+        replay: Any = None,
     ) -> None:
         super().__init__()
         self.set_reactive(QueuetopApp.interval, interval)
@@ -102,6 +106,8 @@ class QueuetopApp(App):
         self.dsn = dsn
         self.audit_file = audit_file
         self.history = History()  # the plots' series, outside the widgets
+        self.recorder = recorder  # watch --record: gets every snapshot applied
+        self.replay = replay  # queuetop replay: the driver that posts the recorded frames
         self.snapshots_applied = 0
         self._initial = tuple(snapshots)  # applied on mount
         self._seen_warnings: set[str] = set()  # each spec warning is notified once
@@ -109,7 +115,9 @@ class QueuetopApp(App):
         self._restore_signals: Callable[[], None] = lambda: None
         self._gc_threshold: tuple[int, int, int] | None = None
         # --- the objects it owns --------------------------------------------------------
-        if source is None and poll and spec is not None and dsn is not None:
+        if replay is not None:
+            source = partial(ReplaySource, replay)
+        elif source is None and poll and spec is not None and dsn is not None:
             source = partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
         self.source: SnapshotSource = (source or StaticSource)(self, on_link=self._show_link)
         self.recovery = RecoveryController(
@@ -205,6 +213,8 @@ class QueuetopApp(App):
     def apply_snapshot(self, snap: Snapshot) -> None:
         """Update every widget from one snapshot, each once (the benchmark times this);
         a widget whose content did not change draws nothing."""
+        if self.recorder is not None:
+            self.recorder.add(snap)
         self.history.add(snap)
         self.snapshots_applied += 1
         self.snapshot = snap  # the header, through watch_snapshot
@@ -252,6 +262,9 @@ class QueuetopApp(App):
     # --- the dashboard's own keys -------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = replay_allows(self.replay, action)  # None: not the replay's to decide
+        if allowed is not None:
+            return allowed
         if self.recovery.hides(action):
             return False
         if action in LOADGEN_ACTIONS and self.load is None:
@@ -261,6 +274,9 @@ class QueuetopApp(App):
         if action == "open_lab":  # it creates and drops a scratch schema: not read-only
             return self.source.live and not self.read_only
         return True
+
+    def action_replay(self, verb: str, *args: Any) -> None:
+        self.replay.act(verb, *args)
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused

@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS
+from dashboard.ui.replay.keys import REPLAY_BINDINGS
 
 PANEL_KEYS = Binding.Group("Panels", compact=True)
 SPEED_KEYS = Binding.Group("Speed")
@@ -107,4 +108,5 @@ APP_BINDINGS = [
         "lock_timeout, measured one after another on a scratch table (needs CREATE)",
     ),
     *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
+    *REPLAY_BINDINGS,  # hidden by check_action unless replaying (they take p + - A then)
 ]

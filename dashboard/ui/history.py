@@ -40,6 +40,13 @@ class History:
     _rate: float | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty again (replay rebuilds the history around the frame it moves to)."""
+        self._origin = None
+        self._last_read = None
+        self._rate = None
         self.times = _deque(self.maxlen)
         self.depth = {role: _deque(self.maxlen) for role in ROLES}
         self.throughput = _deque(self.maxlen)

@@ -9,6 +9,7 @@ from textual.binding import Binding
 
 from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS
+from dashboard.ui.replay.keys import replay_allows
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
@@ -17,7 +18,14 @@ from dashboard.ui.widgets.tables import IdleTable, StaleLeaseTable
 
 def binding_sections(app: Any) -> list[tuple[str, Iterable]]:
     return [
-        ("dashboard", [b for b in app.BINDINGS if b not in LOADGEN_BINDINGS]),
+        (
+            "dashboard",  # the replay's keys in a replay, the polling keys live
+            [
+                b
+                for b in app.BINDINGS
+                if b not in LOADGEN_BINDINGS and replay_allows(app.replay, b.action) is not False
+            ],
+        ),
         *(app.load.help_sections() if app.load is not None else []),
         ("stale leases", StaleLeaseTable.BINDINGS),
         ("sessions", IdleTable.BINDINGS),

@@ -12,10 +12,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
 from dashboard import db
-from dashboard.browse.rows import escape_controls
 from dashboard.discover.overview import Overview, OverviewRow
 from dashboard.errors import UserError
 from dashboard.render.report import age
+from dashboard.text.untrusted import escape_controls
 
 COLUMNS = ("queue", "library", "ready", "running", "oldest ready", "stale", "waiting", "note")
 

@@ -20,7 +20,7 @@ class LinkState:
     reason: str = ""  # long, shown last: the error that broke the poll
 
 
-FRESH = ("connecting", "live", "slow", "paused", "static")
+FRESH = ("connecting", "live", "slow", "paused", "static", "REPLAY")
 STYLES = {
     "connecting": "bold yellow",
     "live": "bold green",
@@ -32,6 +32,7 @@ STYLES = {
     "error": "bold white on red",
     "internal error": "bold white on red",
     "static": "bold",
+    "REPLAY": "bold white on magenta",  # queuetop replay: a recorded frame, not the server now
 }
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
-from dashboard.browse.rows import escape_controls
 from dashboard.models import (
     IdleTransaction,
     QueueSpec,
@@ -22,6 +21,7 @@ from dashboard.render.who_holds import (
     held_rows,
     jobs_text,
 )
+from dashboard.text.untrusted import escape_controls
 from dashboard.ui.widgets.columns import FIRST, LATER, QUERY, QUERY_WIDTH, R
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 from dashboard.ui.widgets.locks_table import LocksTable

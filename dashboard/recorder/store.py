@@ -1,0 +1,141 @@
+"""The recording file: SQLite (standard library), one row per frame, indexed by time.
+
+    meta(key, value)             format, queue, spec, interval, keyframe period, versions
+    frames(id, at, kind, data)   at: Unix seconds; kind 0 a full frame, 1 a delta against the
+                                 frame before it (by id); data: zlib of canonical JSON
+    audit(key, at, data)         one row per audit record (key: where it is in the trail)
+
+WAL journal, synchronous=NORMAL: each frame is its own transaction, so a SIGKILL loses at
+most the frame being written, and a reader can open the file while the recorder adds to it.
+A full frame comes every KEYFRAME_EVERY frames, so a seek reads at most that many rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Any
+
+from dashboard.errors import UserError
+from dashboard.recorder import codec, delta
+
+FORMAT = 1  # the layout of the tables and of a frame's data; a reader refuses a newer one
+FULL, DELTA = 0, 1
+KEYFRAME_EVERY = 60
+# A delta is stored only where it is this much smaller than the full frame.
+DELTA_RATIO = 0.5
+ZLIB_LEVEL = 6
+# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped)
+UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error)
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS frames ("
+    " id INTEGER PRIMARY KEY, at REAL NOT NULL, kind INTEGER NOT NULL, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS frames_at ON frames (at)",
+    "CREATE TABLE IF NOT EXISTS audit (key TEXT PRIMARY KEY, at REAL NOT NULL, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS audit_at ON audit (at)",
+)
+
+
+def pack(tree: Any) -> bytes:
+    return zlib.compress(codec.dumps(tree), ZLIB_LEVEL)
+
+
+def unpack(data: bytes) -> Any:
+    return codec.loads(zlib.decompress(data))
+
+
+def connect(path: str | Path, *, write: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit); WAL when writing."""
+    path = Path(path)
+    try:
+        if write:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            # before the first table: freed pages can then be handed back to the file system
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA journal_size_limit = 4194304")
+        else:
+            if not path.is_file():
+                raise UserError(f"no recording {path}: give the file `queuetop record --out` wrote")
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return conn
+    except sqlite3.Error as exc:
+        raise UserError(f"cannot open recording {path}: {exc}") from exc
+
+
+def read_meta(conn: sqlite3.Connection, path: str | Path) -> dict[str, str]:
+    """The recording's meta table; one clear line when the file is not a recording."""
+    try:
+        rows = conn.execute("SELECT key, value FROM meta").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise UserError(
+            f"{path} is not a queuetop recording ({exc}); give a file `queuetop record` wrote"
+        ) from exc
+    meta = dict(rows)
+    try:
+        found = int(meta.get("format", ""))
+    except ValueError:
+        raise UserError(f"{path} is not a queuetop recording (no format in its meta)") from None
+    if found > FORMAT:
+        raise UserError(
+            f"{path} is recording format {found}, newer than this queuetop reads ({FORMAT}): "
+            "upgrade queuetop to replay it"
+        )
+    return meta
+
+
+class FrameChain:
+    """Frames rebuilt in order: a full frame, then each delta applied to the tree before it.
+
+    Keeps the last tree it rebuilt, so that stepping forward one frame reads one row.
+    """
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self._last: tuple[int, Any] | None = None
+
+    def tree(self, frame_id: int) -> Any:
+        """The tree of frame `frame_id` (KeyError if there is none)."""
+        last = self._last
+        if last is not None and last[0] == frame_id:
+            return last[1]
+        key = self.conn.execute(
+            "SELECT max(id) FROM frames WHERE kind = ? AND id <= ?", (FULL, frame_id)
+        ).fetchone()[0]
+        if last is not None and (key or 0) <= last[0] < frame_id:
+            first, before = last[0] + 1, last[1]  # on the way: go on from the cached tree
+        elif key is not None:
+            first, before = key, None
+        else:
+            raise KeyError(frame_id)
+        tree = None
+        for fid, tree in self.trees(first, frame_id, before):
+            if fid == frame_id:
+                return tree
+        raise KeyError(frame_id)
+
+    def trees(self, first: int, last: int, before: Any = None):
+        """(id, tree) for every frame from `first` to `last`, in order; `before` is the tree
+        of the frame before `first` (needed when `first` is a delta)."""
+        tree = before
+        rows = self.conn.execute(
+            "SELECT id, kind, data FROM frames WHERE id BETWEEN ? AND ? ORDER BY id", (first, last)
+        )
+        for fid, kind, data in rows:
+            if kind not in (FULL, DELTA):
+                raise ValueError(f"frame {fid} is of kind {kind}, newer than this queuetop reads")
+            body = unpack(data)
+            if kind == FULL:
+                tree = body
+            elif tree is None:  # a delta with nothing before it: its chain was cut
+                continue
+            else:
+                tree = delta.apply(tree, body)
+            self._last = (fid, tree)
+            yield fid, tree

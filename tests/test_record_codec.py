@@ -1,0 +1,223 @@
+"""The recording's frame codec: snapshots to JSON trees and back (generic over dataclasses),
+tolerant of fields added or dropped between releases; deltas that rebuild exactly."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ui_snapshots import SERVER, T0, fixed_history, fixed_snapshot
+
+from dashboard.audit.trail import AuditRecord
+from dashboard.config import load_preset
+from dashboard.models import GroupStats, QueueSpec, SectionState, Snapshot, StaleLease
+from dashboard.recorder import codec, delta
+from dashboard.recorder.frames import FrameEncoder
+
+
+def rich_snapshot() -> Snapshot:
+    """Every kind of value a snapshot can carry, hostile text and awkward keys included."""
+    snap = fixed_snapshot(3, rows=12)
+    odd = (
+        StaleLease(
+            id=UUID("12345678-1234-5678-1234-567812345678"),
+            status="running\x1b[2J",
+            worker="w\u202eevil",
+            lease_token=Decimal("1.50"),
+            attempts=None,
+            started_at=None,
+            lease_until=T0 + timedelta(microseconds=7),
+            overdue_s=math.inf,
+            worker_alive=None,
+            group="$dt",
+            lease_token_text="2026-01-15 09:30:00.000007+00",
+        ),
+        replace(snap.stale_leases[0], id="job-a", lease_token=T0),
+    )
+    return replace(
+        snap,
+        stale_leases=(*snap.stale_leases, *odd),
+        # raw status values are the user's: one that looks like a tag, one with an escape
+        by_status={**snap.by_status, "$dt": 4, "$map": 1, "x\x1b]0;t\x07": 2},
+        held_jobs={4200: ("1", "2"), 4101: ()},
+        groups=(GroupStats("default", 5, 0, 2, 1, None, 0), GroupStats("", 0, 1, 0, 0, 3.5, 1)),
+        sections=(
+            SectionState("counts", 0.4, 1.25, 2.0),
+            SectionState("idle", None, 0.0, 8.0, "x"),
+        ),
+        monitor_load=0.0125,
+        warnings=("status value 'paused' is not mapped",),
+        stale_count=14,
+    )
+
+
+def round_trip(value: Any, kind: Any) -> Any:
+    return codec.from_tree(codec.loads(codec.dumps(codec.to_tree(value))), kind)
+
+
+def test_a_rich_snapshot_comes_back_equal_through_json():
+    snap = rich_snapshot()
+    back = round_trip(snap, Snapshot)
+    assert back == snap
+    assert back.held_jobs == {4200: ("1", "2"), 4101: ()}  # int keys stay ints
+    odd = back.stale_leases[-2]
+    assert isinstance(odd.id, UUID) and odd.lease_token == Decimal("1.50")
+    assert odd.lease_until == T0 + timedelta(microseconds=7) and odd.overdue_s == math.inf
+    assert back.stale_leases[-1].lease_token == T0  # an Any field holding a datetime
+    assert back.by_status["$dt"] == 4 and back.by_status["x\x1b]0;t\x07"] == 2
+
+
+def test_the_json_is_canonical_and_text_exact():
+    snap = rich_snapshot()
+    first = codec.dumps(codec.to_tree(snap))
+    assert first == codec.dumps(codec.to_tree(round_trip(snap, Snapshot)))
+    tree = json.loads(first)  # plain JSON: any reader can open it, and gets the exact text
+    assert tree["stale_leases"][-2]["status"] == "running\x1b[2J"
+    assert tree["stale_leases"][-2]["worker"] == "w\u202eevil"
+
+
+def test_the_queue_spec_and_audit_records_round_trip():
+    for name in ("demo", "oban", "pg-boss", "graphile-worker"):
+        spec = load_preset(name)
+        assert round_trip(spec, QueueSpec) == spec
+    record = AuditRecord(
+        at=T0,
+        action="requeue",
+        target="42",
+        outcome="changed",
+        from_state={"status": "running", "lease_token": 3, "nested": {"$dt": "not a tag"}},
+        detail={"actor": "queuetop load --rescue", "ids": [1, 2]},
+        record_id="audit_id 7",
+    )
+    assert round_trip(record, AuditRecord) == record
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(frozen=True)
+class Inner:
+    when: date
+    took: timedelta
+    blob: bytes = b""
+
+
+@dataclass(frozen=True)
+class Outer:
+    colour: Colour
+    inner: Inner
+    tags: frozenset[str] = frozenset()
+    pairs: tuple[tuple[int, str], ...] = ()
+    maybe: Inner | None = None
+    anything: Any = None
+
+
+def test_enums_dates_bytes_sets_and_nested_dataclasses():
+    value = Outer(
+        Colour.BLUE,
+        Inner(date(2026, 1, 15), timedelta(seconds=1.5), b"\x00\xff"),
+        frozenset({"b", "a"}),
+        ((1, "x"), (2, "y")),
+        Inner(date(2020, 2, 29), timedelta(0)),
+        {"k": [1, 2.5, None]},
+    )
+    assert round_trip(value, Outer) == value
+
+
+@dataclass(frozen=True)
+class OldLease:
+    """A StaleLease as an older release wrote it: no group, no lease_token_text; and a
+    field this release no longer has."""
+
+    id: Any
+    status: str
+    worker: str | None
+    lease_token: Any
+    attempts: int | None
+    started_at: datetime | None
+    lease_until: datetime | None
+    overdue_s: float
+    worker_alive: bool | None
+    gone_field: str = "dropped since"
+
+
+@dataclass(frozen=True)
+class NewerLease:
+    """A StaleLease of a later release: a required field this recording lacks."""
+
+    id: Any
+    status: str
+    holder_pids: tuple[int, ...]
+    first_seen: datetime
+    nested: SectionState
+    overdue_s: float = 0.0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def test_a_reader_ignores_unknown_fields_and_fills_missing_ones():
+    old = OldLease(7, "running", "w1", 3, 2, T0, T0, 12.5, False)
+    tree = codec.to_tree(old)
+    read = codec.from_tree(tree, StaleLease)
+    assert (read.id, read.worker, read.overdue_s) == (7, "w1", 12.5)
+    assert read.group is None and read.lease_token_text is None  # their defaults
+    newer = codec.from_tree(tree, NewerLease)  # required fields absent: empty values
+    assert (newer.id, newer.status, newer.overdue_s) == (7, "running", 12.5)
+    assert newer.holder_pids == () and newer.nested == SectionState("", None, 0.0, 0.0)
+    assert newer.first_seen == datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def test_a_field_whose_type_changed_reads_as_empty_instead_of_failing():
+    tree = codec.to_tree(fixed_snapshot(0))
+    tree["locks"] = "not a list any more"
+    tree["server"] = {"version": "17", "database": "d", "user": "u", "address": "a", "new": 1}
+    snap = codec.from_tree(tree, Snapshot)
+    assert snap.locks == () and snap.server == replace(
+        SERVER, version="17", database="d", user="u", address="a"
+    )
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=4), inner, max_size=6)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees, json_trees)
+def test_a_delta_rebuilds_the_new_tree_exactly(old, new):
+    patch = delta.diff(old, new)
+    assert codec.dumps(delta.apply(old, patch)) == codec.dumps(new)
+
+
+def test_frames_encoded_against_the_previous_snapshot_rebuild_each_one():
+    snaps = [fixed_snapshot(step, rows=3 + step % 5) for step in range(20)]
+    snaps[7] = replace(snaps[7], locks=(), waiting=snaps[7].waiting[::-1])  # emptied, reordered
+    snaps[8] = replace(snaps[8], stale_leases=snaps[8].stale_leases + snaps[8].stale_leases)
+    encoder, tree, sizes = FrameEncoder(), None, []
+    for snap in snaps:
+        whole, patch = encoder.encode(snap)
+        assert codec.from_tree(whole, Snapshot) == snap
+        if tree is not None:
+            tree = codec.loads(codec.dumps(delta.apply(tree, patch)))
+            assert codec.from_tree(tree, Snapshot) == snap
+            sizes.append((len(codec.dumps(patch)), len(codec.dumps(whole))))
+        else:
+            assert patch is None
+            tree = codec.loads(codec.dumps(whole))
+    assert all(small < big for small, big in sizes)
+    same = fixed_history(2)[1]
+    encoder.encode(same)
+    assert encoder.encode(same)[1] == {"$o": {}}  # the same snapshot again: nothing changed

@@ -1,0 +1,159 @@
+"""The recording file itself, read with sqlite3 as ground truth: one row per frame, full
+frames at the fixed period, WAL, retention dropping the oldest frames, a reader opening the
+file while it grows, a newer format refused in one line."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from ui_snapshots import T0, demo_spec, fixed_snapshot
+
+from dashboard.errors import UserError
+from dashboard.recorder import Recording, RecordingWriter, store
+
+
+def frames(n: int, rows: int = 6, every_s: float = 1.0):
+    return [
+        replace(fixed_snapshot(i, rows=rows), taken_at=T0 + timedelta(seconds=every_s * i))
+        for i in range(n)
+    ]
+
+
+def rows(path) -> list[tuple[int, float, int, int]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT id, at, kind, length(data) FROM frames ORDER BY id").fetchall()
+
+
+def test_one_row_per_frame_full_frames_at_the_period_and_every_frame_read_back(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(130)
+    writer = RecordingWriter(path, demo_spec(), 1.0, keyframe_every=60)
+    for snap in snaps:
+        writer.write(snap)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    writer.close()
+    found = rows(path)
+    assert [r[1] for r in found] == [s.taken_at.timestamp() for s in snaps]
+    full = [i for i, r in enumerate(found) if r[2] == store.FULL]
+    assert full[:3] == [0, 60, 120]  # and a delta between them wherever it is much smaller
+    deltas = [r[3] for r in found if r[2] == store.DELTA]
+    assert len(deltas) == 127 and max(deltas) < min(r[3] for r in found if r[2] == store.FULL)
+    assert meta["format"] == str(store.FORMAT) and meta["queue"] == "queuetop_demo.jobs"
+    recording = Recording(path)
+    assert recording.spec() == demo_spec()
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
+    assert recording.snapshot(found[75][0]) == snaps[75]  # a seek: from the full frame at 60
+    assert recording.snapshot(recording.frame_at(snaps[42].taken_at.timestamp() + 0.5)) == snaps[42]
+
+
+def test_retention_by_age_drops_the_oldest_frames_and_the_first_kept_reads_whole(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(200)
+    writer = RecordingWriter(path, demo_spec(), 1.0, retain_s=50.0, keyframe_every=60)
+    for snap in snaps:
+        writer.write(snap)
+    writer.close()
+    found = rows(path)
+    newest = snaps[-1].taken_at.timestamp()
+    assert all(at >= newest - 50.0 for _, at, _, _ in found)
+    assert len(found) == 51 and found[0][2] == store.FULL  # rebuilt as a full frame
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[-51:]
+
+
+def test_retention_by_size_keeps_the_file_under_its_limit_newest_frames_kept(tmp_path):
+    path = tmp_path / "r.qtr"
+    limit = 256 * 1024
+    snaps = frames(400, rows=40)
+    writer = RecordingWriter(path, demo_spec(), 1.0, max_bytes=limit)
+    for snap in snaps:
+        writer.write(snap)
+        assert writer.used_bytes() <= limit
+    assert writer.stats.dropped > 0
+    writer.close()
+    found = rows(path)
+    assert path.stat().st_size <= limit  # freed pages went back to the file system
+    kept = len(found)
+    assert 0 < kept < 400 and [r[1] for r in found] == [
+        s.taken_at.timestamp() for s in snaps[-kept:]
+    ]
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[-kept:]
+
+
+def test_a_reader_opens_the_file_while_it_grows(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(30)
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in snaps[:10]:
+        writer.write(snap)
+    recording = Recording(path)  # read-only, beside the writer
+    assert recording.bounds().frames == 10
+    for snap in snaps[10:]:
+        writer.write(snap)
+    b = recording.bounds()
+    assert b.frames == 30 and recording.snapshot(b.last_id) == snaps[-1]
+    writer.close()
+
+
+def test_an_existing_recording_is_extended_and_another_queue_refused(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(10)
+    for part in (snaps[:4], snaps[4:]):
+        writer = RecordingWriter(path, demo_spec(), 1.0)
+        for snap in part:
+            writer.write(snap)
+        writer.close()
+    found = rows(path)
+    assert [r[2] for r in found].count(store.FULL) == 2  # each run starts with a full frame
+    b = Recording(path).bounds()
+    assert list(Recording(path).snapshots(b.first_id, b.last_id)) == snaps
+    other = replace(demo_spec(), table=replace(demo_spec().table, name="other"))
+    with pytest.raises(UserError, match="records queue queuetop_demo.jobs, not"):
+        RecordingWriter(path, other, 1.0)
+
+
+def test_a_newer_format_and_a_file_that_is_no_recording_are_refused_in_one_line(tmp_path):
+    path = tmp_path / "r.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    writer.write(frames(1)[0])
+    writer.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    with pytest.raises(UserError, match="recording format 99, newer than this queuetop"):
+        Recording(path)
+    text = tmp_path / "notes.txt"
+    text.write_text("not sqlite at all\n" * 100)
+    with pytest.raises(UserError, match="is not a queuetop recording"):
+        Recording(text)
+    with pytest.raises(UserError, match="no recording"):
+        Recording(tmp_path / "missing.qtr")
+
+
+def test_a_damaged_frame_is_one_line_not_a_traceback(tmp_path, capsys):
+    from dashboard.cli import main
+
+    path = tmp_path / "r.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in frames(5):
+        writer.write(snap)
+    writer.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE frames SET data = x'00ff' WHERE id = 3")
+    conn.commit()
+    conn.close()
+    recording = Recording(path)
+    assert recording.snapshot(2) == frames(5)[1]
+    with pytest.raises(UserError, match="frame 3 cannot be read"):
+        recording.snapshot(3)
+    assert main(["incident", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a frame cannot be read" in err[0]
