@@ -184,7 +184,7 @@ async def dashboard_sees_the_upgrade(dsn: str, conn: psycopg.Connection) -> None
     async with app.run_test(size=(200, 40)) as pilot:
         await until(pilot, lambda: app.snapshots_applied >= 1)
         conn.execute("UPDATE pgboss.version SET version = 26")  # pg-boss 11 migrated it
-        app.monitor._schema.checked_at = None  # re-read now, not 10 s later
+        app.source.monitor._schema.checked_at = None  # re-read now, not 10 s later
         await until(pilot, lambda: "schema changed" in app.link.reason)
         assert app.link.reason == (
             "pg-boss schema changed under queuetop: schema 26 at pgboss.job, was schema 24 "
