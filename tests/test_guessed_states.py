@@ -111,6 +111,19 @@ def test_two_ready_values_held_is_no_answer_either(dsn, tasks, tmp_path, capsys)
     assert status_of(setup, ids["active"]) == "active"
 
 
+def test_a_locked_table_is_one_line_too(dsn, tasks, tmp_path, capsys, connect):
+    """The reads that tell the value wait at most the action's lock_timeout, then refuse."""
+    setup, ids = tasks
+    locker = connect()
+    locker.execute("LOCK TABLE app.tasks IN ACCESS EXCLUSIVE MODE")
+    assert act(dsn, tmp_path, "requeue", str(ids["active"])) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "locked by another session" in err and "--ready-value" in err
+    locker.rollback()
+    assert status_of(setup, ids["active"]) == "active"
+
+
 def test_values_given_by_flag_are_written(dsn, tasks, tmp_path, capsys):
     setup, ids = tasks
     setup.execute("DELETE FROM app.tasks WHERE status IN ('queued', 'discarded')")

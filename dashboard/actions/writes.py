@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import psycopg
+from psycopg import errors
 
 import queries
 from dashboard.errors import UserError
@@ -60,7 +61,19 @@ def resolve(conn: psycopg.Connection, spec: QueueSpec, action: str) -> QueueSpec
     if not needs_reading(spec, action):
         return spec
     role = WRITES[action]
-    held = held_values(conn, spec, role)
+    try:
+        held = held_values(conn, spec, role)
+    except (errors.QueryCanceled, errors.LockNotAvailable) as exc:
+        conn.rollback()  # nothing was changed: the action has not begun
+        why = (
+            "is locked by another session"
+            if isinstance(exc, errors.LockNotAvailable)
+            else "could not be read within the statement timeout (no index serves its state)"
+        )
+        raise UserError(
+            f"{action}: with --table alone the {role} state is a guess, and {spec.table} "
+            f"{why}, so {action} cannot tell which value it holds; pass {FLAGS[role]} VALUE"
+        ) from None
     if len(held) != 1:
         raise UserError(refusal(spec, action, held))
     if role == "ready":
