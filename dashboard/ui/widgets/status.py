@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.text.untrusted import shown
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,10 @@ def place(snap: Snapshot | None, dsn: str | None, spec: QueueSpec | None) -> tup
     """Where queuetop looks and at which queue: from the snapshot, else from the DSN (its
     password never shown) and the spec."""
     if snap is not None:
-        return f"{snap.server.user}@{snap.server.address}/{snap.server.database}", snap.queue
+        server = snap.server  # names from the server: escaped, as everything shown
+        return shown(f"{server.user}@{server.address}/{server.database}"), shown(snap.queue)
     where = db.safe_dsn(dsn) if dsn else "libpq defaults"
-    return where, str(spec.table) if spec else "-"
+    return shown(where), shown(spec.table) if spec else "-"
 
 
 class StatusBar(Static):
@@ -64,7 +66,7 @@ class StatusBar(Static):
         where, queue = place(snap, *fallback)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
-        state = link.kind + (f", {link.detail}" if link.detail else "")
+        state = link.kind + (f", {shown(link.detail)}" if link.detail else "")
         text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
         # early in the line: a long server address must not cut these off
         if read_only:
@@ -92,7 +94,7 @@ class StatusBar(Static):
         text.append(" on ", "dim")
         text.append(where)
         if link.reason:
-            text.append(f"  {link.reason}", "red")
+            text.append(f"  {shown(link.reason)}", "red")
         if text != self._text:  # one line, always: a new text never moves anything else
             self._text = text
             self.update(text, layout=False)
