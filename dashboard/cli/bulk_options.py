@@ -85,7 +85,8 @@ def check_ids_or_selection(args: argparse.Namespace) -> None:
     if args.all_stale and args.state:
         raise UserError("--all-stale is --state running past its lease: give one of them")
     if filters and not _selects(args):
-        raise UserError(f"{', '.join(filters)} filter a selection: add --all-stale or --state")
+        verb = "filters" if len(filters) == 1 else "filter"
+        raise UserError(f"{', '.join(filters)} {verb} a selection: add --all-stale or --state")
     if not args.ids and not _selects(args):
         raise UserError(
             "give job ids, or select jobs with --all-stale or --state ROLE (see --help)"
