@@ -271,6 +271,10 @@ class Stage:
             (6, "advisory", None),  # waits for 3's advisory lock
             (3, "side", None),
             (0, "side", None),  # waits for 3's row of the other table
+            (3, "keyshare", j[5]),
+            (4, "keyshare", j[5]),
+            (4, "share", j[5]),  # one session in two modes of a row shared with another
+            (4, "keyshare", j[5]),  # (no change: the next sample is a fresh pass in scan mode)
         ]
 
     def sample(self, result: Result) -> None:
@@ -292,6 +296,11 @@ class Stage:
             for k, seen in (
                 ("waiters", before.waiting),
                 ("multixact holders", any(m for _, _, m in before.held)),
+                (
+                    "one session in two modes of a row",
+                    len({(p, j) for p, j, m in before.held if m})
+                    < sum(1 for h in before.held if h[2]),
+                ),
                 ("first in line", any(g for _, g in before.queued.values())),
                 ("queued behind the first", any(not g for _, g in before.queued.values())),
                 ("holder and waiter", {p for p, _, _ in before.held} & set(before.waiting)),
@@ -305,7 +314,9 @@ class Stage:
             if seen
         )
         result.kinds["carried holders (scan mode)" if not fresh else "fresh"] += 1
-        for line in compare(snap, before, carried=not fresh):
+        if not self.scan and before.finished:
+            result.kinds["finished rows held in passing (index mode: not read)"] += 1
+        for line in compare(snap, before, carried=not fresh, index_mode=not self.scan):
             result.mismatches.append(f"[{'scan' if self.scan else 'index'}] {line}")
 
 

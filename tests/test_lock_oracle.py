@@ -23,6 +23,7 @@ def test_queuetop_reads_locks_as_postgresql_holds_them(dsn):
         "first in line",
         "queued behind the first",
         "multixact holders",
+        "one session in two modes of a row",
         "holder and waiter",
         "advisory lock waits",
         "waits for another table's row",

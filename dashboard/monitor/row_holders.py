@@ -100,13 +100,23 @@ def _merge_carried(
             carried.rows[k] == len(set(carried.ids.get(k, []))) for k in old
         )
         if complete:
-            mode_of = {j: k[2] for k in old for j in carried.ids.get(k, [])}
-            mode_of.update({j: k[2] for k in now for j in ids[k]})
+            # job -> its modes: one session can hold a row in two (a key share and a share
+            # are two members of one multixact)
+            modes_of: dict[Any, set[str | None]] = defaultdict(set)
+            for k in old:
+                for j in carried.ids.get(k, []):
+                    modes_of[j].add(k[2])
+            fresh: dict[Any, set[str | None]] = defaultdict(set)
+            for k in now:
+                for j in ids[k]:
+                    fresh[j].add(k[2])
+            modes_of.update(fresh)
             for k in now:
                 del rows[k], ids[k]
-            for job, mode in mode_of.items():
-                rows[(pid, role, mode)] += 1
-                ids[(pid, role, mode)].append(job)
+            for job, modes in modes_of.items():
+                for mode in modes:
+                    rows[(pid, role, mode)] += 1
+                    ids[(pid, role, mode)].append(job)
         else:
             extra = sum(carried.rows[k] for k in old) - sum(rows[k] for k in now)
             seen = {j for k in now for j in ids[k]}
