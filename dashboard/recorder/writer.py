@@ -160,9 +160,8 @@ class RecordingWriter:
 
     def used_bytes(self) -> int:
         """The file's size as SQLite sees it (its write-ahead log aside)."""
-        pages, size = (
-            self.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size")
-        )
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        size = self.conn.execute("PRAGMA page_size").fetchone()[0]
         return pages * size
 
     def _retain(self, newest_at: float) -> None:
