@@ -1,4 +1,4 @@
-"""Shared steps of the adapter tests for libraries whose workers are emulated (library_workers).
+"""Shared steps of the adapter tests for libraries whose workers are emulated (emulated_workers).
 
 A library's database: its published schema, queuetop's audit table, emulated worker
 processes (SIGKILLed mid-job like a crashed worker), and queuetop run as its CLI.
@@ -19,10 +19,10 @@ import pytest
 from dashboard import config, db, monitor
 from dashboard.cli import main
 from dashboard.setup import schema
+from tests.emulated_workers import create_schema
 from tests.library_support import spawn, stop_group
-from tests.library_workers import create_schema
 
-WORKERS = Path(__file__).resolve().parent / "library_workers.py"
+ROOT = Path(__file__).resolve().parent.parent  # `python -m tests.emulated_workers` runs from here
 
 
 def library_db(dsn: str, lib: str) -> psycopg.Connection:
@@ -43,7 +43,9 @@ class Workers:
 
     def start(self, lib: str, name: str, *options: str) -> subprocess.Popen:
         proc = spawn(
-            [sys.executable, str(WORKERS), lib, "--dsn", self.dsn, "--name", name, *options],
+            [sys.executable, "-m", "tests.emulated_workers", lib, "--dsn", self.dsn]
+            + ["--name", name, *options],
+            cwd=ROOT,
             log=self.tmp_path / f"{name}.log",
         )
         self.procs.append(proc)

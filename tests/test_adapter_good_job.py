@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from psycopg.rows import dict_row
 
+from tests.emulated_workers import GoodJob, done_count, hold, named, release
 from tests.helpers import wait_until
 from tests.library_adapters import (
     assert_harmless,
@@ -23,7 +24,6 @@ from tests.library_adapters import (
     workers,  # noqa: F401 (a fixture)
 )
 from tests.library_support import kill_group
-from tests.library_workers import GoodJob, done_count, hold, named, release
 
 ROLES = {
     "queued": "ready",

@@ -15,13 +15,13 @@ import pytest
 import test_adapter_dbos
 import test_adapter_django_tasks
 import test_adapter_oban
-from library_workers import SCHEMAS
 from node_apps import NodeApp
 from test_adapter_dbos import Dbos
 from test_adapter_django_tasks import Django
 
 from dashboard import config, db, discover
 from dashboard.cli import main
+from tests.emulated_workers import SCHEMAS
 
 HANDROLLED = """
 CREATE TABLE public.email_outbox (

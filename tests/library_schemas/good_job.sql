@@ -1,4 +1,4 @@
--- good_job's published schema, for tests/test_adapter_good_job.py (tests/library_workers.py).
+-- good_job's published schema, for tests/test_adapter_good_job.py (tests/emulated_workers).
 -- good_job 4.19.2: lib/generators/good_job/templates/install/migrations/create_good_jobs.rb.erb
 -- (the monolithic install migration = current published schema; update migrations 01..14 only
 -- bring older installs to the same shape) translated to the SQL Rails' PostgreSQL adapter emits:

@@ -1,4 +1,4 @@
--- The statements tests/library_workers.py runs to emulate this library's worker (a subset).
+-- The statements tests/emulated_workers runs to emulate this library's worker (a subset).
 -- good_job 4.19.2 worker SQL, reconstructed from the ActiveRecord code that emits it
 -- (app/models/good_job/job.rb, job/lockable.rb, concerns/good_job/advisory_lockable.rb,
 -- process.rb, lib/good_job/notifier.rb). One statement per `-- name:` block; %(x)s parameters.

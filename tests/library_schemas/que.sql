@@ -1,4 +1,4 @@
--- Que's published schema, for tests/test_adapter_que.py (loaded by tests/library_workers.py).
+-- Que's published schema, for tests/test_adapter_que.py (loaded by tests/emulated_workers).
 -- Que 2.4.1 lib/que/migrations/1..7/up.sql, verbatim, in one transaction, then the
 -- version comment, exactly as Que.migrate!(version: 7) does.
 BEGIN;

@@ -1,4 +1,4 @@
--- The statements tests/library_workers.py runs to emulate this library's worker (a subset).
+-- The statements tests/emulated_workers runs to emulate this library's worker (a subset).
 -- Que 2.4.1 worker SQL, verbatim from lib/que/{locker,poller,job,job_methods,worker}.rb and
 -- lib/que/utils/introspection.rb; `$n` -> %(name)s, `#{Que.job_schema_version}` -> 2.
 -- One statement per `-- name:` block (poller_setup is one multi-statement string, as Que sends it).

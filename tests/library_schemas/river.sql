@@ -1,4 +1,4 @@
--- River's published schema, for tests/test_adapter_river.py (loaded by tests/library_workers.py:
+-- River's published schema, for tests/test_adapter_river.py (loaded by tests/emulated_workers:
 -- each '-- ====' migration in its own transaction, as River's migrator runs them).
 -- River v0.43.0 riverdriver/riverpgxv5/migration/main/001..007 *.up.sql, verbatim except
 -- the `/* TEMPLATE: schema */` marker removed (= default search_path schema).

@@ -1,4 +1,4 @@
--- The statements tests/library_workers.py runs to emulate this library's worker (a subset).
+-- The statements tests/emulated_workers runs to emulate this library's worker (a subset).
 -- River v0.43.0 worker SQL, taken from riverdriver/riverpgxv5/internal/dbsqlc/*.sql (sqlc queries).
 -- Conversion: sqlc `@name` -> %(name)s ; `sqlc.narg('x')` -> %(x)s (NULL allowed: then now() is
 -- used) ; `/* TEMPLATE: schema */` -> nothing (search_path). Bodies otherwise verbatim.

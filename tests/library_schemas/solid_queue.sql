@@ -1,4 +1,4 @@
--- Solid Queue's published schema, for tests/test_adapter_solid_queue.py (tests/library_workers.py).
+-- Solid Queue's published schema, for tests/test_adapter_solid_queue.py (tests/emulated_workers).
 -- Solid Queue 1.5.0: lib/generators/solid_queue/install/templates/db/queue_schema.rb
 -- (ActiveRecord::Schema[7.1]) translated to the SQL Rails' PostgreSQL adapter emits:
 --   create_table (default id)  -> "id" bigserial primary key

@@ -1,4 +1,4 @@
--- The statements tests/library_workers.py runs to emulate this library's worker (a subset).
+-- The statements tests/emulated_workers runs to emulate this library's worker (a subset).
 -- Solid Queue 1.5.0 worker SQL, reconstructed from the ActiveRecord code that emits it
 -- (app/models/solid_queue/*.rb, lib/solid_queue/*.rb). One statement per `-- name:` block.
 -- Blocks marked "TX n/m" run together in ONE transaction, in that order.
