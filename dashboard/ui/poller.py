@@ -30,12 +30,13 @@ from psycopg import errors
 from textual.timer import Timer
 
 from dashboard import db
+from dashboard.config.versions import SchemaChanged
 from dashboard.errors import UserError
 from dashboard.models import Snapshot
 from dashboard.monitor import Monitor
 from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
-from dashboard.ui.widgets.status import LinkState
+from dashboard.ui.widgets.status import SCHEMA_CHANGED, LinkState
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
 POLL_GROUP = "poll"
@@ -260,6 +261,9 @@ class Poller:
             return
         except errors.LockNotAvailable as exc:  # lock timeout: e.g. a LOCK TABLE on the queue
             post(PollFailed(one_line_error(exc), "blocked"))
+            return
+        except SchemaChanged as exc:  # the connection is fine: the spec no longer maps it
+            post(PollFailed(one_line_error(exc), SCHEMA_CHANGED))
             return
         except (psycopg.OperationalError, UserError, OSError) as exc:
             self._drop_connection()
