@@ -17,6 +17,7 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "scheduled_at",
     "started_at",
     "worker",
+    "worker_pid",
     "attempts",
     "max_attempts",
     "lease_until",
@@ -77,6 +78,10 @@ class Columns:
     scheduled_at: Column = None  # due time: ready rows due later read as scheduled
     started_at: Column = None
     worker: Column = None
+    # The backend pid of the session that claimed the job (pg_backend_pid() in the claim):
+    # a worker's liveness by its session then needs that pid as well as the name, which
+    # any role may give its own session.
+    worker_pid: Column = None
     attempts: Column = None
     max_attempts: Column = None  # per-job limit (Oban, graphile-worker)
     lease_until: Column = None
@@ -139,6 +144,9 @@ class Policy:
     exact_count_limit: int = 1_000_000
     # A per-job heartbeat older than this means the job's worker is gone.
     heartbeat_timeout_s: float = 60.0
+    # The value requeue and retry-dead write (policy.ready_value, --ready-value); None:
+    # the ready role's first value, where the spec names its states.
+    ready_value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +196,9 @@ class QueueSpec:
     states: dict[str, tuple[str, ...]] = field(default_factory=dict)
     policy: Policy = field(default_factory=Policy)
     source: str = "flags"
+    # The states are `--table`'s guesses (several common values per role): an action then
+    # writes a value only where a flag names it or the table holds it (actions/writes.py).
+    guessed_states: bool = False
     # The adapter whose SQL (queries/presets/<name>/) derives columns or replaces statements.
     adapter: str | None = None
     workers: WorkersTable | None = None
@@ -217,6 +228,19 @@ class QueueSpec:
     def values_of(self, roles: tuple[str, ...]) -> list[str]:
         """The raw values of several roles, in role order."""
         return [v for role in roles for v in self.values(role)]
+
+    def written_value(self, role: str) -> str | None:
+        """The state value an action writes into `role` ('ready': requeue and retry-dead;
+        'dead': dead-letter to a state): the one the spec or a flag names, else the role's
+        first value; None where that would be a guess (`--table` alone) or there is none."""
+        if role == "ready" and self.policy.ready_value:
+            return self.policy.ready_value
+        dead = self.policy.dead_letter
+        if role == "dead" and dead is not None:
+            return dead.status if dead.kind == "status" else None
+        if self.guessed_states or not self.values(role):
+            return None
+        return self.values(role)[0]
 
     def role_of(self, raw: str | None) -> str | None:
         for role in ROLES:

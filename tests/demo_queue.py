@@ -28,9 +28,11 @@ def setup_demo(dsn: str, jobs: int = 0) -> QueueSpec:
 
 
 def claim(conn: psycopg.Connection, worker: str, lease_s: float = 30.0) -> tuple[int, int] | None:
-    """Claim one ready job (skip-locked), advancing its token; (id, token) or None."""
+    """Claim one ready job (skip-locked), advancing its token and recording this backend's
+    pid as the demo's workers do; (id, token) or None."""
     row = conn.execute(
         "UPDATE queuetop_demo.jobs SET status = 'running', worker = %(w)s, "
+        "worker_pid = pg_backend_pid(), "
         "lease_token = lease_token + 1, attempts = attempts + 1, started_at = now(), "
         "leased_until = now() + make_interval(secs => %(s)s) "
         "WHERE id = (SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' ORDER BY id "

@@ -118,6 +118,8 @@ def test_odd_identifiers_are_quoted_not_pasted(dsn):
             'CREATE SCHEMA "Odd Schema"',
             'CREATE TABLE "Odd Schema"."My Jobs" (id text PRIMARY KEY, status text)',
             """INSERT INTO "Odd Schema"."My Jobs" VALUES ('a''; DROP TABLE x; --', 'failed')""",
+            # the ready value its workers claim: with --table alone a requeue writes only that
+            """INSERT INTO "Odd Schema"."My Jobs" VALUES ('b', 'pending')""",
         ],
         table='"Odd Schema"."My Jobs"',
     )
@@ -125,4 +127,6 @@ def test_odd_identifiers_are_quoted_not_pasted(dsn):
         seen, missing = observe_jobs(action, spec, ["a'; DROP TABLE x; --"])
         assert not missing
         assert requeue(action, spec, seen, audit=TableAudit()).changed == (seen[0].id,)
-    assert _row(dsn, 'SELECT status FROM "Odd Schema"."My Jobs"') == ("pending",)
+    assert _row(dsn, """SELECT status FROM "Odd Schema"."My Jobs" WHERE id <> 'b'""") == (
+        "pending",
+    )

@@ -27,6 +27,8 @@ BAD: dict[str, list[str]] = {
     "--id-column": ["", "no_such_column"],
     "--status-column": ["", "no_such_column"],
     "--stale-after": ["", "soon", "0", "-5 minutes", "100000000000000 days"],
+    "--ready-value": ["", "running"],  # the demo's running value
+    "--dead-value": ["", "failed"],  # the demo moves dead jobs to a table
     "--interval": ["0", "nan", "x", "100000"],
     "--audit-file": ["", "{tmp}/no/such/dir/audit.jsonl", "{tmp}"],
     "--reason": ["", "   "],

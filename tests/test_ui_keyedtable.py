@@ -92,7 +92,7 @@ def test_a_refresh_formats_only_the_rows_on_screen():
 
 
 def test_cells_reach_the_terminal_as_plain_text_of_their_column_width():
-    assert fit("SELECT 1 \x1b[2J\x07;", 30) == "SELECT 1 [2J ;"
+    assert fit("SELECT 1 \x1b[2J\x07;", 30) == "SELECT 1 \\x1b[2J\\x07;"  # shown, not run
     assert fit("select\n\t  *\n from jobs", 30) == "select * from jobs"
     assert fit("  └ 5002", 20) == "  └ 5002"  # a tree keeps its indentation
     wide = fit("SELECT '日本語のテキスト'", 12)

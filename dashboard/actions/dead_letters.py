@@ -23,9 +23,11 @@ from dashboard.actions.jobs import (
     job_rows,
     run_guarded,
     skipped_entries,
+    written,
 )
 from dashboard.actions.results import ActionResult, Skipped
-from dashboard.actions.statements import INTEGER_TYPES
+from dashboard.actions.statements import INTEGER_TYPES, ready_value
+from dashboard.actions.writes import resolve as resolve_writes
 from dashboard.audit.writers import AuditEntry, AuditSink, commit
 from dashboard.errors import UserError
 from dashboard.models import Derived, QueueSpec, TableName
@@ -96,7 +98,7 @@ def retry_plan(conn: psycopg.Connection, spec: QueueSpec) -> tuple[sql.Composed,
     """The statement, the ready value the jobs get, and what it changes, in words."""
     dead = _dead_or_refuse(spec)
     cols, ident = spec.columns, sql.Identifier
-    ready = spec.values("ready")[0]
+    ready = ready_value(spec)
     insertable = [
         r[0]
         for r in conn.execute(
@@ -107,7 +109,7 @@ def retry_plan(conn: psycopg.Connection, spec: QueueSpec) -> tuple[sql.Composed,
     columns = [c for c in spec.column_types if c in insertable]
     status_type = sql.SQL(spec.column_types.get(str(cols.status), "text"))
     cleared = {cols.real("lease_until")} | (
-        {cols.real("worker")} if not spec.worker_element else set()
+        {cols.real("worker"), cols.real("worker_pid")} if not spec.worker_element else set()
     )
     token = _next_token(spec)
     values = []
@@ -152,6 +154,7 @@ def retry_dead(
     id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
         return ActionResult(ACTION, dry_run=dry_run, id_type=id_type)
+    spec = resolve_writes(conn, spec, ACTION)  # a guessed ready value: the table's own
     with audited_transaction(conn, spec, audit):
         dead = _dead_or_refuse(spec)
         require_privileges(conn, dead, ("DELETE",))
@@ -177,7 +180,8 @@ def retry_dead(
             for o in targets
             if o.id not in changed
         ]
-        result = changed_result(ACTION, ids, changed, skipped, dry_run, id_type)
+        wrote = written(spec, ready, (locked[i].status for i in ids if i in changed))
+        result = changed_result(ACTION, ids, changed, skipped, dry_run, id_type, wrote)
         if dry_run:
             conn.rollback()
             return result

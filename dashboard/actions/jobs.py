@@ -21,6 +21,7 @@ from psycopg.rows import class_row
 from dashboard.actions.guards import LOCKED, NOT_FOUND, JobRow, require_privileges, skip_reason
 from dashboard.actions.results import ActionResult, Skipped
 from dashboard.actions.statements import Plan, dead_letter_plan, job_parts, requeue_plan
+from dashboard.actions.writes import resolve as resolve_writes
 from dashboard.audit.writers import AuditEntry, AuditSink, commit, os_user
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
@@ -167,8 +168,10 @@ def changed_result(
     skipped: list[Skipped],
     dry_run: bool,
     id_type: str,
+    writes: dict[str, object] | None = None,
 ) -> ActionResult:
-    """The result of an action, in the order the ids were given."""
+    """The result of an action, in the order the ids were given; `writes` holds the
+    state_column, from_states and to_state fields (see ActionResult.writes)."""
     return ActionResult(
         action,
         changed=tuple(changed[i].id for i in ids if i in changed),
@@ -178,7 +181,19 @@ def changed_result(
         detail={
             "new_lease_tokens": {changed[i].id: changed[i].new_token for i in ids if i in changed}
         },
+        **(writes or {}),  # type: ignore[arg-type]
     )
+
+
+def written(
+    spec: QueueSpec, to_state: str, from_states: Iterable[object] = ()
+) -> dict[str, object]:
+    """The ActionResult fields naming what a job action writes."""
+    return {
+        "state_column": str(spec.columns.status),
+        "from_states": tuple(dict.fromkeys(str(s) for s in from_states)),
+        "to_state": to_state,
+    }
 
 
 def skipped_entries(
@@ -237,6 +252,7 @@ def requeue(
 
     Only running (past its lease unless `force`) or failed jobs still as observed change.
     """
+    spec = resolve_writes(conn, spec, "requeue")  # a guessed ready value: the table's own
     return _run(conn, spec, observed, requeue_plan(spec, force), audit, reason, dry_run, force)
 
 
@@ -254,6 +270,7 @@ def dead_letter(
     dead-letter table, in one statement. Ready, failed, or running past its lease."""
     if not reason or not reason.strip():
         raise UserError("dead-letter needs a reason: pass --reason TEXT")
+    spec = resolve_writes(conn, spec, "dead-letter")  # a guessed dead value: the table's own
     plan = dead_letter_plan(conn, spec, force, reason, f"{conn.info.user} ({os_user()})")
     return _run(conn, spec, observed, plan, audit, reason, dry_run, force)
 
@@ -271,7 +288,9 @@ def _run(
     seen = {o.id: o for o in observed}  # one entry per id, the last observation wins
     id_type = spec.column_types.get(spec.columns.id, "text")
     if not seen:
-        return ActionResult(plan.action, dry_run=dry_run, id_type=id_type)
+        return ActionResult(
+            plan.action, dry_run=dry_run, id_type=id_type, **written(spec, plan.to_state)
+        )
     with audited_transaction(conn, spec, audit):
         for table, privileges in plan.needed:
             require_privileges(conn, table, privileges)
@@ -292,7 +311,16 @@ def _run(
             for o in targets
             if o.id not in changed
         ]
-        result = changed_result(plan.action, ids, changed, skipped, dry_run, id_type)
+        froms = (locked[i].status for i in ids if i in changed)
+        result = changed_result(
+            plan.action,
+            ids,
+            changed,
+            skipped,
+            dry_run,
+            id_type,
+            written(spec, plan.to_state, froms),
+        )
         if dry_run:
             conn.rollback()
             return result

@@ -20,6 +20,7 @@ import psycopg
 from dashboard.actions import backends, dead_letters, jobs
 from dashboard.actions.describe import fencing_text, fencing_warning, guard_text
 from dashboard.actions.results import ActionResult, Skipped
+from dashboard.actions.statements import adapter_statement
 from dashboard.audit.writers import AuditSink
 from dashboard.models import QueueSpec
 from dashboard.observed.records import ObservedJob, ObservedSession
@@ -108,36 +109,51 @@ _JOB_AUDIT = (
 )
 
 
-def _requeue_changes(spec: QueueSpec) -> str:
+def state_change(spec: QueueSpec, jobs: Sequence[ObservedJob], role: str) -> str:
+    """'status: running -> queued': the state column, the states the jobs are in as
+    observed, and the exact value they get (never a guess: see actions/writes.py)."""
+    froms = ", ".join(dict.fromkeys(str(j.status) for j in jobs)) or "(none)"
+    value = spec.written_value(role)
+    flag = "--ready-value" if role == "ready" else "--dead-value"
+    to = value if value is not None else f"(not known: pass {flag})"
+    return f"{spec.columns.status}: {froms} -> {to}"
+
+
+def _requeue_changes(spec: QueueSpec, jobs: Sequence[ObservedJob]) -> str:
     cols = spec.columns
     cleared = [name for name, col in (("worker", cols.worker), ("lease", cols.lease_until)) if col]
+    own = (
+        f" as {spec.adapter}'s own retry does"
+        if adapter_statement(spec, "actions/do_requeue")
+        else ""
+    )
     return (
-        "Back to ready"
+        f"Back to ready ({state_change(spec, jobs, 'ready')}){own}"
         + (f", {' and '.join(cleared)} cleared" if cleared else "")
         + (", attempts kept" if cols.attempts else "")
         + "."
     )
 
 
-def _dead_letter_changes(spec: QueueSpec) -> str:
+def _dead_letter_changes(spec: QueueSpec, jobs: Sequence[ObservedJob]) -> str:
     dead = spec.policy.dead_letter
     where = (
         f"moved to {dead.table} in one transaction (reason, time and actor kept)"
         if dead and dead.kind == "table" and dead.table
-        else f"set to {dead.status if dead and dead.status else 'the dead state'}"
+        else f"set to the dead state ({state_change(spec, jobs, 'dead')})"
         ", the reason kept with the job"
     )
     return f"Each job is {where}."
 
 
-def _retry_dead_changes(spec: QueueSpec) -> str:
+def _retry_dead_changes(spec: QueueSpec, jobs: Sequence[ObservedJob]) -> str:
     dead = spec.policy.dead_letter.table if spec.policy.dead_letter else None
     cols = spec.columns
     cleared = [name for name, col in (("worker", cols.worker), ("lease", cols.lease_until)) if col]
     token = f", its lease token ({cols.lease_token}) advanced" if cols.lease_token else ""
     return (
         f"Each job is moved from {dead} back into {spec.table} in one statement (deleted "
-        f"there, inserted here) as {spec.values('ready')[0]!r}"
+        f"there, inserted here) as ready ({state_change(spec, jobs, 'ready')})"
         + (f", {' and '.join(cleared)} cleared" if cleared else "")
         + (", attempts kept" if cols.attempts else "")
         + token
@@ -178,13 +194,12 @@ def job_request(
         raise ValueError(f"not a job action: {kind}")
     warnings: list[str] = []
     if kind is ActionKind.RETRY_DEAD:
-        guard, changes, fence = RETRY_DEAD_GUARD, _retry_dead_changes(spec), ""
+        guard, changes, fence = RETRY_DEAD_GUARD, _retry_dead_changes(spec, jobs), ""
     else:
         # what the guard and the fence really are for this spec: never a token it lacks
         guard, fence = guard_text(spec, force), fencing_text(spec, kind.value)
-        changes = (
-            _requeue_changes(spec) if kind is ActionKind.REQUEUE else _dead_letter_changes(spec)
-        )
+        describe = _requeue_changes if kind is ActionKind.REQUEUE else _dead_letter_changes
+        changes = describe(spec, jobs)
         if kind is ActionKind.REQUEUE and force:
             live = unexpired(jobs, spec)
             warnings.append(

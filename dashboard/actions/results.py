@@ -28,6 +28,36 @@ class ActionResult:
     detail: dict[str, Any] = field(default_factory=dict)
     # SQL type of the job id column: the type the ids take in JSON (pids are integers)
     id_type: str = "text"
+    # what a job action writes: the state column, the states the changed jobs had, and
+    # the exact value they get ('table:NAME' for a move to a dead-letter table)
+    state_column: str = ""
+    from_states: tuple[str, ...] = ()
+    to_state: str = ""
+
+    @property
+    def writes(self) -> str:
+        """'status: running -> queued' (what a confirmation and a dry run name), or
+        'moved to app.jobs_dead'; '' for a session action."""
+        if not self.to_state:
+            return ""
+        if self.to_state.startswith("table:"):
+            return f"moved to {self.to_state.removeprefix('table:')}"
+        froms = ", ".join(self.from_states)
+        return f"{self.state_column}: {froms or '(none)'} -> {self.to_state}"
+
+    def merged(self, other: ActionResult) -> ActionResult:
+        """This result and the next batch's, as one."""
+        froms = tuple(dict.fromkeys(self.from_states + other.from_states))
+        return replace(
+            self,
+            action=other.action,
+            dry_run=other.dry_run,
+            changed=self.changed + other.changed,
+            skipped=self.skipped + other.skipped,
+            state_column=other.state_column or self.state_column,
+            from_states=froms,
+            to_state=other.to_state or self.to_state,
+        )
 
     @property
     def ok(self) -> bool:
@@ -50,7 +80,8 @@ class ActionResult:
         return json.dumps(self.as_dict())
 
     def summary(self) -> str:
-        """One or two lines for a terminal or a notification."""
+        """A few lines for a terminal or a notification: what changed (or would), the value
+        written, what was skipped and why."""
         verb = {
             "requeue": "requeued",
             "dead-letter": "dead-lettered",
@@ -64,6 +95,8 @@ class ActionResult:
             f"{head}: {len(self.changed)} {what}"
             + (f" ({', '.join(self.changed)})" if self.changed else "")
         ]
+        if self.writes:
+            lines.append(f"  {self.writes}")
         if self.skipped:
             lines.append(
                 f"skipped: {len(self.skipped)} ("

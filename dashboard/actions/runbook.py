@@ -172,13 +172,7 @@ def run_batches(
     for n, batch in enumerate(batches(conn, spec, sel), start=1):
         result = act(batch)
         tokens.update(result.detail.get("new_lease_tokens", {}))
-        total = replace(
-            total,
-            action=result.action,
-            dry_run=result.dry_run,
-            changed=total.changed + result.changed,
-            skipped=total.skipped + result.skipped,
-        )
+        total = total.merged(result)
         if on_batch is not None:
             on_batch(n, result)
     return replace(total, detail={"new_lease_tokens": tokens})

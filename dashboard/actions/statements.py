@@ -108,9 +108,20 @@ def _generic_sets(
     return sql.SQL(", ").join(sets), advance is not None
 
 
+def ready_value(spec: QueueSpec) -> str:
+    """The value a requeue or retry writes (actions/writes.py resolves a guessed one)."""
+    value = spec.written_value("ready")
+    if value is None:
+        raise UserError(
+            f"requeue: the ready state value of {spec.table} is not known; pass "
+            "--ready-value VALUE or set policy.ready_value in the queue TOML"
+        )
+    return value
+
+
 def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     cols = spec.columns
-    ready = spec.values("ready")[0]
+    ready = ready_value(spec)
     from_roles = FROM_ROLES["requeue"]
     name = "actions/do_requeue"
     if adapter_statement(spec, name):
@@ -125,7 +136,8 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
         # an array worker column (worker_element) keeps its other elements: the next
         # claim rewrites it, as the libraries that use one do
         worker = None if spec.worker_element else cols.real("worker")
-        cleared = [c for c in (worker, cols.real("lease_until")) if c]
+        owner = [worker, cols.real("worker_pid")] if worker else []
+        cleared = [c for c in (*owner, cols.real("lease_until")) if c]
         sets, fences = _generic_sets(spec, ready, *(_set(c, sql.SQL("NULL")) for c in cleared))
         stmt = statement(spec, name, **guarded_parts(spec, "requeue"), assignments=sets)
         changes = f"state set to {ready!r}" + (f"; {', '.join(cleared)} cleared" if cleared else "")
@@ -142,11 +154,15 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
 
 
 def dead_status(spec: QueueSpec) -> str:
-    policy = spec.policy.dead_letter
-    if policy and policy.kind == "status" and policy.status:
-        return policy.status
-    if policy is None and spec.values("dead"):
-        return spec.values("dead")[0]
+    """The value a dead-letter to a state writes (actions/writes.py resolves a guessed one)."""
+    value = spec.written_value("dead")
+    if value is not None:
+        return value
+    if spec.guessed_states and spec.values("dead") and spec.policy.dead_letter is None:
+        raise UserError(
+            f"dead-letter: the dead state value of {spec.table} is not known; pass "
+            "--dead-value VALUE or set policy.dead_letter = 'status:VALUE' in the queue TOML"
+        )
     raise UserError(
         f"queue spec of {spec.table} has no dead-letter policy; set policy.dead_letter "
         "to 'status:VALUE' or 'table:schema.name'"

@@ -9,9 +9,11 @@ Ctrl-C does later on.
 
 from __future__ import annotations
 
+import os
 import sys
 
 EXIT_INTERRUPTED = 130
+EXIT_PIPE_CLOSED = 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,6 +23,22 @@ def main(argv: list[str] | None = None) -> int:
         return run(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """`queuetop snapshot --json | head`: the reader closed the pipe. Nothing to say, and
+    nothing more to write: stdout goes to /dev/null so that the flush at exit (of what
+    is still buffered) cannot fail again. Exit 1, as a write that could not finish."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a descriptor (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    return EXIT_PIPE_CLOSED
 
 
 def build_parser():  # noqa: ANN201 (the parser class lives in a heavier module)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from dashboard import actions, config, db
-from dashboard.actions import ActionResult, Skipped, dead_letters, runbook
+from dashboard.actions import ActionResult, Skipped, dead_letters, runbook, writes
 from dashboard.cli.bulk_options import (
     batch_line,
     check_ids_or_selection,
@@ -32,6 +32,7 @@ from dashboard.cli.common import (
     text,
 )
 from dashboard.errors import UserError
+from dashboard.text.untrusted import printable
 
 EXIT_SKIPPED = 1
 
@@ -127,7 +128,8 @@ def _refuse_read_only(args: argparse.Namespace, action: str) -> None:
 
 
 def _report(result: ActionResult, args: argparse.Namespace) -> int:
-    print(result.to_json() if args.json else result.summary())
+    # ids and skip reasons come from the table: escaped (the JSON keeps the exact text)
+    print(result.to_json() if args.json else printable(result.summary()))
     return 0 if result.ok else EXIT_SKIPPED
 
 
@@ -146,6 +148,8 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
     target = db.resolve_target(args.dsn)
     with db.connect_action(target.dsn) as conn:
         spec = config.validate(conn, spec)
+        # the exact state value it writes, before anything changes: a guess is refused
+        spec = writes.resolve(conn, spec, action)
         conn.commit()
         chosen = selection(args, spec, action)
         actions.require_grants(conn, spec, action, args.audit_file)  # all at once
@@ -175,7 +179,7 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
         if chosen is not None:
             result = runbook.run_batches(conn, spec, chosen, act, batch_line, action)
             if not result.changed and not result.skipped:
-                print(f"no job matches: {chosen.describe()}", file=sys.stderr)
+                print(printable(f"no job matches: {chosen.describe()}"), file=sys.stderr)
             return _report(result, args)
         observed, missing = actions.observe_jobs(conn, spec, args.ids)
         result = act(observed)
@@ -187,7 +191,7 @@ def run_retry_dead(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     target = db.resolve_target(args.dsn)
     with db.connect_action(target.dsn) as conn:
-        spec = config.validate(conn, spec)
+        spec = writes.resolve(conn, config.validate(conn, spec), "retry-dead")
         conn.commit()
         actions.require_grants(conn, spec, "retry-dead", args.audit_file)  # all at once
         sink = actions.choose_sink(conn, args.audit_file)

@@ -15,7 +15,7 @@ from dashboard.audit.trail import DEFAULT_LIMIT, AuditPage, read_latest
 from dashboard.cli.common import checked, connection_options, text
 from dashboard.errors import UserError
 from dashboard.render.report import one_line
-from dashboard.text.untrusted import escape_controls
+from dashboard.text.untrusted import escape_controls, printable
 
 LIMIT = checked(int, lambda n: 1 <= n <= 100_000, "a whole number from 1 to 100000")
 
@@ -125,5 +125,5 @@ def run_audit(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(audit_text(page))
+        print(printable(audit_text(page)))
     return 0

@@ -12,6 +12,7 @@ from dashboard import config, monitor
 from dashboard.cli.common import checked, connection_options, open_queue, queue_options
 from dashboard.errors import UserError
 from dashboard.metrics import checks
+from dashboard.text.untrusted import printable
 
 EXIT_OVER = 1
 COUNT = checked(int, lambda n: n >= 0, "a whole number, 0 or more")
@@ -87,5 +88,5 @@ def run_check(args: argparse.Namespace) -> int:
         )
     else:
         for result in sorted(results, key=lambda r: not r.over):  # what is over first
-            print(result.text())
+            print(printable(result.text()))  # a queue or group name may hold anything
     return EXIT_OVER if over else 0

@@ -21,6 +21,8 @@ COLUMN_FLAGS = {
     "scheduled_at": "when the job is due (ready rows due later read as scheduled)",
     "started_at": "when the job was claimed (stale after --stale-after without a lease)",
     "worker": "who holds the job",
+    "worker_pid": "the backend pid of the session that claimed the job: a worker is then "
+    "alive only while a session with that pid (and its name) exists",
     "attempts": "attempts so far",
     "max_attempts": "the job's own attempt limit",
     "lease_until": "the lease expiry (stale leases)",
@@ -177,6 +179,19 @@ def queue_options() -> argparse.ArgumentParser:
         type=text("a duration"),
         help="running jobs without a lease expiry are stale after this",
     )
+    group.add_argument(
+        "--ready-value",
+        metavar="VALUE",
+        type=text("a state value"),
+        help="the ready state value requeue and retry-dead write (with --table alone: "
+        "else only a value the table holds)",
+    )
+    group.add_argument(
+        "--dead-value",
+        metavar="VALUE",
+        type=text("a state value"),
+        help="the state value dead-letter writes (sets policy dead_letter = status:VALUE)",
+    )
     columns = parent.add_argument_group(
         "columns (override the spec; with --table alone the usual names are found)"
     )
@@ -208,6 +223,8 @@ def spec_from_args(args: argparse.Namespace) -> QueueSpec:
         status_column=args.status_column,
         stale_after=args.stale_after,
         columns={key: getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS},
+        ready_value=getattr(args, "ready_value", None),
+        dead_value=getattr(args, "dead_value", None),
     )
 
 

@@ -64,6 +64,7 @@ def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
     take (high or medium confidence), or None to keep the default (the demo preset)."""
     shaping = [args.queue, args.preset, args.table, args.id_column, args.status_column]
     shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
+    shaping += [getattr(args, "ready_value", None), getattr(args, "dead_value", None)]
     if any(shaping):  # a spec given, or flags that shape the default one: as before
         return None
     if getattr(args, "stale_after", None):  # bad input fails before anything connects

@@ -12,6 +12,7 @@ import psycopg
 from dashboard.cli.common import EXIT_USAGE, OneLineParser
 from dashboard.errors import UserError
 from dashboard.text import redact
+from dashboard.text.untrusted import escape_controls, printable
 
 # subcommand -> the module (under dashboard.cli) that registers and runs it. A command
 # line imports only the module of its subcommand: the load generator, the actions,
@@ -101,14 +102,17 @@ def run(argv: list[str]) -> int:
     except UserError as exc:
         if debug:
             raise
-        print(f"queuetop: error: {redact.scrub(str(exc))}", file=sys.stderr)
+        # an error may quote the catalog or the server (a table name, a value): escaped
+        print(printable(f"queuetop: error: {redact.scrub(str(exc))}"), file=sys.stderr)
         return EXIT_USAGE
     except psycopg.Error as exc:
         if debug:
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         print(
-            f"queuetop: database error: {redact.scrub(first)}; rerun with --debug for details",
+            escape_controls(
+                f"queuetop: database error: {redact.scrub(first)}; rerun with --debug for details"
+            ),
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -9,6 +9,7 @@ import json
 from dashboard import config, db, doctor
 from dashboard.cli.check_command import duration_limit
 from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.text.untrusted import printable
 
 EXIT_FINDINGS = 1
 TIMEOUT_MS = 5000
@@ -43,5 +44,6 @@ def run_doctor(args: argparse.Namespace) -> int:
     with db.connect_monitor(target.dsn, TIMEOUT_MS, idle_timeout=False) as conn:
         spec = config.validate(conn, spec)
         report = doctor.examine(conn, spec, doctor.Limits(horizon_age_s=args.horizon_age))
-    print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
+    # a finding names sessions, queries and tables: their text escaped (JSON keeps it)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else printable(report.text()))
     return 0 if report.healthy else EXIT_FINDINGS

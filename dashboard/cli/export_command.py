@@ -16,6 +16,7 @@ from dashboard.cli.common import (
     warn_password_in_dsn,
 )
 from dashboard.errors import UserError
+from dashboard.text.untrusted import escape_controls
 
 DEFAULT_LISTEN = "127.0.0.1:9187"
 MAX_GROUPS_LIMIT = 10_000
@@ -107,8 +108,10 @@ def run_export(args: argparse.Namespace) -> int:
     bound = httpd.server_address[1]
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"queuetop export: serving http://{shown}:{bound}/metrics for {exporter.spec.table}, "
-        f"polling every {args.interval:g}s",
+        escape_controls(
+            f"queuetop export: serving http://{shown}:{bound}/metrics for "
+            f"{exporter.spec.table}, polling every {args.interval:g}s"
+        ),
         flush=True,
     )
     if threading.current_thread() is threading.main_thread():

@@ -7,6 +7,7 @@ import argparse
 from dashboard import config
 from dashboard.cli.common import text
 from dashboard.errors import UserError
+from dashboard.text.untrusted import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,5 +61,5 @@ def run_incident(args: argparse.Namespace) -> int:
         incident = summarise(recording, since, until, threshold)
     finally:
         recording.close()
-    print(incident_json(incident) if args.json else incident_text(incident))
+    print(incident_json(incident) if args.json else printable(incident_text(incident)))
     return 0

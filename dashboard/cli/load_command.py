@@ -30,6 +30,7 @@ from dashboard.models import QueueSpec, TableName
 from dashboard.render.fit import fit_line
 from dashboard.setup import schema
 from dashboard.text import redact
+from dashboard.text.untrusted import escape_controls, printable
 
 DEMO_TABLE = TableName("jobs", "queuetop_demo")
 DEFAULT_DURATION_S = 10.0
@@ -201,7 +202,8 @@ def live_line(snap: LoadSnapshot, width: int | None = None) -> str:
     ]
     if snap.reconnecting:  # who is down and why, before numbers that are stale meanwhile
         parts = parts[:2] + [(text, max(rank, 1)) for text, rank in parts[2:]]
-        parts.insert(2, (f"RECONNECTING {len(snap.reconnecting)}: {snap.connection_error}", 0))
+        why = escape_controls(str(snap.connection_error))  # the server's words: escaped
+        parts.insert(2, (f"RECONNECTING {len(snap.reconnecting)}: {why}", 0))
     line = fit_line(parts, None if width is None else width - 1)  # the last column wraps
     return line if width is None else line[: width - 1]
 
@@ -322,12 +324,12 @@ def run_load(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
     snap = gen.stats()
     if snap.errors and not snap.totals["claimed"]:
-        raise UserError(snap.errors[0])
+        raise UserError(escape_controls(snap.errors[0]))
     doc = {
         **summary(snap, settings.strategy, settings.workers),
         **table_change(before, count_finished(dsn, spec)),
     }
-    print(json.dumps(doc) if args.json else summary_text(doc))
-    for error in snap.errors:
-        print(f"queuetop: warning: {redact.scrub(error)}", file=sys.stderr)
+    print(json.dumps(doc) if args.json else printable(summary_text(doc)))
+    for error in snap.errors:  # a worker's error may quote the server: escaped
+        print(printable(f"queuetop: warning: {redact.scrub(error)}"), file=sys.stderr)
     return 1 if snap.double_claims else 0

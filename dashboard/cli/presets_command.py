@@ -8,6 +8,7 @@ import json
 from dashboard import config
 from dashboard.config import versions
 from dashboard.models import QueueSpec
+from dashboard.text.untrusted import printable
 
 # What each preset's [about] table says, in this order.
 ABOUT_KEYS = ("library", "tested", "state", "liveness", "recovery")
@@ -44,14 +45,16 @@ def run_presets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    lines = []
     for row in rows:
         library = row["library"] or "(a table of its own)"
         tested = f" {row['tested']}" if row["tested"] else ""
-        print(f"{row['preset']}: {library}{tested}, table {row['table']}")
+        lines.append(f"{row['preset']}: {library}{tested}, table {row['table']}")
         for key in ("state", "liveness", "recovery"):
             if row[key]:
-                print(f"    {key:<9} {row[key]}")
-        print(f"    {'threshold':<9} {row['threshold']['text']}")
+                lines.append(f"    {key:<9} {row[key]}")
+        lines.append(f"    {'threshold':<9} {row['threshold']['text']}")
         if row["versions"]:
-            print(f"    {'versions':<9} {row['versions']}")
+            lines.append(f"    {'versions':<9} {row['versions']}")
+    print(printable("\n".join(lines)))  # the specs' words, shown as every spec text is
     return 0

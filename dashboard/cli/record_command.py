@@ -20,6 +20,7 @@ from dashboard.cli.common import (
     warn_password_in_dsn,
 )
 from dashboard.errors import UserError
+from dashboard.text.untrusted import escape_controls
 
 DEFAULT_RETAIN = "7d"
 DEFAULT_MAX_SIZE = "1GB"
@@ -148,8 +149,10 @@ def run_record(args: argparse.Namespace) -> int:
     warn_password_in_dsn(args)
     loop = RecordLoop(target.dsn, spec, args.interval, recorder, conn=conn, log=_stderr)
     print(
-        f"queuetop record: recording {spec.table} every {args.interval:g}s to {args.out} "
-        f"(audit trail: {recorder.follower.source})",
+        escape_controls(
+            f"queuetop record: recording {spec.table} every {args.interval:g}s to {args.out} "
+            f"(audit trail: {recorder.follower.source})"
+        ),
         flush=True,
     )
     if threading.current_thread() is threading.main_thread():
@@ -173,7 +176,7 @@ def run_record(args: argparse.Namespace) -> int:
 
 
 def _stderr(line: str) -> None:
-    print(f"queuetop record: {line}", file=sys.stderr, flush=True)
+    print(escape_controls(f"queuetop record: {line}"), file=sys.stderr, flush=True)
 
 
 # --- watch --record FILE ------------------------------------------------------------------

@@ -35,6 +35,8 @@ QUEUE_FLAGS = (
     ("id_column", "--id-column"),
     ("status_column", "--status-column"),
     ("stale_after", "--stale-after"),
+    ("ready_value", "--ready-value"),
+    ("dead_value", "--dead-value"),
 )
 
 
@@ -122,7 +124,7 @@ def tab_options(args: argparse.Namespace) -> list[str]:
         options += ["--preset", "demo"]  # the shared load generator's queue
     else:
         for dest, flag in QUEUE_FLAGS:
-            value = getattr(args, dest)
+            value = getattr(args, dest, None)
             if value is not None:
                 value = str(Path(value).resolve()) if dest == "queue" else value
                 options += [flag, value]

@@ -11,7 +11,7 @@ from dashboard.cli import discover_command
 from dashboard.cli.common import connection_options, open_queue, queue_options
 from dashboard.discover.overview import Overview
 from dashboard.render import report
-from dashboard.text.untrusted import escape_controls
+from dashboard.text.untrusted import escape_controls, printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +51,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
     warning = config.unmatched_values(spec, snap.by_status)
     if warning:
         snap = replace(snap, warnings=(*snap.warnings, warning))
-    print(report.snapshot_json(snap) if args.json else report.snapshot_text(snap))
+    print(report.snapshot_json(snap) if args.json else printable(report.snapshot_text(snap)))
     return 0
 
 

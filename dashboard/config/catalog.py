@@ -27,6 +27,7 @@ USUAL_NAMES: dict[str, tuple[str, ...]] = {
         "started_on",
     ),
     "worker": ("worker", "worker_id", "locked_by", "claimed_by", "owner"),
+    "worker_pid": ("worker_pid",),
     "attempts": ("attempts", "attempt", "tries", "attempt_count", "retry_count"),
     "max_attempts": ("max_attempts",),
     "lease_until": ("lease_until", "leased_until", "locked_until", "lease_expires_at"),

@@ -45,6 +45,7 @@ POLICY_KEYS = {
     "worker_session",
     "exact_count_limit",
     "heartbeat_timeout",
+    "ready_value",
 }
 WORKERS_KEYS = {"table", "key", "last_seen", "timeout"}
 HISTORY_KEYS = {"table", "status"}
@@ -271,7 +272,13 @@ def _threshold_keys(queue: dict[str, Any]) -> dict[str, float]:
 
 def check_dead_letter(spec: QueueSpec) -> None:
     """A dead-letter state must be one a role claims: else a dead-lettered job would leave
-    every count (a typo such as 'status:faild')."""
+    every count (a typo such as 'status:faild'). The ready_value must be a ready value."""
+    ready = spec.policy.ready_value
+    if ready is not None and ready not in spec.values("ready"):
+        raise UserError(
+            f"bad queue spec {spec.source}: ready_value {ready!r} is not a ready value "
+            f"({', '.join(spec.values('ready'))}); fix the typo or add it to [queue.states] ready"
+        )
     policy = spec.policy.dead_letter
     if policy and policy.kind == "status" and spec.role_of(policy.status) is None:
         claimed = [v for role in ROLES for v in spec.values(role)]
@@ -314,4 +321,11 @@ def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
                 "of rows, 0 or more"
             )
         policy = replace(policy, exact_count_limit=limit)
+    if "ready_value" in raw:  # checked against [queue.states] by check_dead_letter
+        if not isinstance(raw["ready_value"], str) or not raw["ready_value"]:
+            raise UserError(
+                f"bad queue spec {source}: ready_value must be a ready state value (the one "
+                "requeue and retry-dead write)"
+            )
+        policy = replace(policy, ready_value=raw["ready_value"])
     return policy

@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dashboard.config import thresholds
+from dashboard.config import state_values, thresholds
 from dashboard.config.parse import (
     check_dead_letter,
     parse_duration,
@@ -82,11 +82,15 @@ def build_spec(
     status_column: str | None = None,
     stale_after: str | None = None,
     columns: dict[str, str] | None = None,
+    ready_value: str | None = None,
+    dead_value: str | None = None,
 ) -> QueueSpec:
     """The spec from --queue or --preset (else the demo preset), then flag overrides.
 
     `columns` maps spec keys (started_at, worker, lease_until, ...) to column names given
-    as flags; with `--table` alone the usual names are found in the catalog (validate).
+    as flags; with `--table` alone the usual names are found in the catalog (validate),
+    and the states are guesses: `ready_value` and `dead_value` name the values requeue
+    and dead-letter write (else an action writes only a value the table holds).
     """
     if queue_file and preset:
         raise UserError("give either --queue FILE or --preset NAME, not both")
@@ -95,7 +99,12 @@ def build_spec(
     elif preset:
         spec = load_preset(preset)
     elif table:
-        spec = QueueSpec(table=parse_table_name(table), states=dict(GENERIC_STATES), source="flags")
+        spec = QueueSpec(
+            table=parse_table_name(table),
+            states=dict(GENERIC_STATES),
+            source="flags",
+            guessed_states=True,
+        )
     else:
         spec = load_preset(DEFAULT_PRESET)
     if table:
@@ -113,5 +122,9 @@ def build_spec(
     if stale_after:
         seconds = parse_duration(stale_after, "--stale-after")
         spec = replace(spec, stale_after_override=(seconds, "--stale-after"))
+    if ready_value:
+        spec = state_values.with_ready_value(spec, ready_value)
+    if dead_value:
+        spec = state_values.with_dead_value(spec, dead_value)
     check_dead_letter(spec)
     return thresholds.apply(spec)

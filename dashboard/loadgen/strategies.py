@@ -126,6 +126,8 @@ def build(spec: QueueSpec) -> QueueSql:
     lease: list[sql.Composable] = []
     if cols.worker:
         lease.append(_assign(cols.worker, sql.SQL("%(worker)s")))
+    if cols.worker_pid:  # the claiming backend: liveness needs this pid, not the name alone
+        lease.append(_assign(cols.worker_pid, sql.SQL("pg_backend_pid()")))
     if cols.lease_until:
         expiry = sql.SQL("now() + make_interval(secs => %(lease_s)s)")
         lease.append(_assign(cols.lease_until, expiry))
@@ -139,7 +141,7 @@ def build(spec: QueueSpec) -> QueueSql:
     null = sql.SQL("NULL")
     finish = [_assign(FINISHED_COLUMN, sql.SQL("now()"))] if FINISHED_COLUMN in types else []
     unlease = [_assign(cols.lease_until, null)] if cols.lease_until else []
-    unowned = [_assign(cols.worker, null)] if cols.worker else []
+    unowned = [_assign(c, null) for c in (cols.worker, cols.worker_pid) if c]
     error = [_assign(cols.last_error, sql.SQL("%(error)s"))] if cols.last_error else []
 
     advance = (

@@ -24,6 +24,7 @@ from dashboard.errors import UserError
 from dashboard.metrics import families
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
+from dashboard.text.untrusted import escape_controls
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this, as in the dashboard
 
@@ -58,7 +59,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def _stderr(line: str) -> None:
-    print(f"queuetop export: {line}", file=sys.stderr, flush=True)
+    print(escape_controls(f"queuetop export: {line}"), file=sys.stderr, flush=True)
 
 
 class Exporter:

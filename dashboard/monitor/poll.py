@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
 import psycopg
@@ -23,15 +22,14 @@ from psycopg import errors
 
 import queries
 from dashboard import db
-from dashboard.config import state_warnings, versions
+from dashboard.config import versions
 from dashboard.errors import UserError
 from dashboard.models import (
-    ACTIVE_ROLES,
     QueueSpec,
     ServerInfo,
     Snapshot,
 )
-from dashboard.monitor import access, finished, row_holders, server_versions, sessions
+from dashboard.monitor import access, assemble, finished, server_versions, sessions
 from dashboard.monitor import counts as counting
 from dashboard.monitor.budget import (
     FINISHED_FLOOR_S,
@@ -82,11 +80,11 @@ class Monitor:
         self._server: tuple[psycopg.Connection, ServerInfo] | None = None
         self._timeout: tuple[psycopg.Connection, int] | None = None
         self.unreadable = access.Unreadable()  # what this connection's role may not read
-        self._notes: list[str] = []
+        self.notes: list[str] = []
         self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
         self.session_reader = SessionReader(spec, self.parts)
         self.deadlocks = DeadlockRate()
-        self._deadlocks_per_s: float | None = None
+        self.deadlocks_per_s: float | None = None
 
     def request_exact(self) -> None:
         """Count every state exactly on the next poll, whatever the table's size."""
@@ -96,7 +94,7 @@ class Monitor:
 
     def poll(self, conn: psycopg.Connection) -> Snapshot:
         timer = DbTimer()
-        self._notes = []
+        self.notes = []
         if self._server is not None and self._server[0] is not conn:
             for section in self.sections.values():  # back after an outage: read it all
                 section.tried_at = None
@@ -106,12 +104,12 @@ class Monitor:
         if fresh:
             self._check_access(conn)
             if before is not None and before.address != server.address:  # a host list moved on
-                self._notes.append(
+                self.notes.append(
                     f"reconnected to another server: now on {server.address} "
                     f"(PostgreSQL {server.version}), was {before.address}"
                 )
         if server.in_recovery:
-            self._notes.append(f"{server.address} is a standby (in recovery): actions refuse there")
+            self.notes.append(f"{server.address} is a standby (in recovery): actions refuse there")
         blocked: str | None = None
         try:
             self._schema.check(conn, self.clock())
@@ -141,9 +139,9 @@ class Monitor:
         now = self.clock()
         data = read.data if isinstance(read.data, SessionsRead) else None
         if data is not None and data.hidden_note:  # other roles' sessions hidden from us
-            self._notes.append(data.hidden_note)
+            self.notes.append(data.hidden_note)
         if data is not None and read.read_at is not None and read.read_at == read.tried_at:
-            self._deadlocks_per_s = self.deadlocks.rate(data.deadlocks, now)
+            self.deadlocks_per_s = self.deadlocks.rate(data.deadlocks, now)
         self.meter.add(timer.db_s(), now)
         return self._snapshot(server, elapsed, blocked, now)
 
@@ -161,7 +159,7 @@ class Monitor:
     def _runs_here(self, name: str, server: ServerInfo) -> bool:
         line = server_versions.unavailable(name, server)
         if line is not None:  # left empty, the line saying which version it needs
-            self._notes.append(line)
+            self.notes.append(line)
             self.sections[name].succeeded((), 0.0, self.clock(), self.interval)
         return line is None
 
@@ -196,7 +194,7 @@ class Monitor:
                     table=True,
                 )
             self._refresh_stale(conn, now)
-        if self._shown("finished") and (self._due("finished", now) or exact):
+        if self.shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
@@ -310,7 +308,7 @@ class Monitor:
         except errors.InsufficientPrivilege as exc:
             if not optional:
                 raise
-            self._notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
+            self.notes.append(f"{name} unavailable: {str(exc).splitlines()[0]}")
             data = ()
         section.succeeded(data, timer.db_s(), self.clock(), self.interval)
 
@@ -327,94 +325,13 @@ class Monitor:
     def _snapshot(
         self, server: ServerInfo, elapsed: float, blocked: str | None, now: float
     ) -> Snapshot:
-        spec, mode = self.spec, self.plan.mode if self.plan else "index"
-        source = self.sections["scan" if mode == "scan" else "counts"].data
-        counted = source or counting.QueueCounts()
-        by_status, estimated = finished.with_finished(
-            spec, self.sections["finished"].data, dict(counted.by_status), counted.counted
-        )
-        role_counts = counting.QueueCounts(by_status=by_status, later=counted.later).role_counts(
-            spec
-        )
-        counts = {role: role_counts.get(role, 0) for role in spec.roles}
-        read = self.sections["finished"].data
-        if read is not None and read.dead_rows is not None:  # the dead-letter table's rows
-            counts["dead"] += read.dead_rows
-            if read.dead_estimated and "dead" not in estimated:
-                estimated.append("dead")
-        notes = list(self._notes) + list(self.unreadable.notes)
-        if not spec.can_find_stale():
-            notes.append(
-                "stale leases unknown: the spec names no lease_until, started_at, "
-                "heartbeat or workers table; pass --started-at-column or "
-                "--lease-until-column"
-            )
-        # ages read by an older section have grown since: they are given as of now
-        counts_age = self._age("scan" if mode == "scan" else "counts", now)
-        stale_age = self._age("stale", now)
-        stale = [
-            replace(lease, overdue_s=lease.overdue_s + stale_age)
-            for lease in self.sections["stale"].data or []
-        ]
-        read = self.sections["locks"].data
-        read = read if isinstance(read, SessionsRead) else SessionsRead()
-        carried = counting.carried(counted) if mode == "scan" and source is not None else None
-        apps = {lk.pid: lk.application_name for lk in read.locks}
-        held = row_holders.holdings(read, spec, apps, carried)
-        locked = held.locked if held.locked is not None else counted.locked
-        return Snapshot(
-            taken_at=datetime.now(timezone.utc),
-            queue=str(spec.table),
-            server=server,
-            counts=counts,
-            estimated=tuple(estimated),
-            by_status=by_status,
-            locked={role: locked.get(role, 0) for role in ACTIVE_ROLES if role in spec.roles},
-            row_lock_holders=held.row_lock_holders,
-            oldest_ready_age_s=None
-            if counted.oldest_ready_s is None
-            else counted.oldest_ready_s + counts_age,
-            locks=tuple(read.locks),
-            waiting=tuple(read.waiting),
-            idle_in_transaction=row_holders.with_held_rows(
-                read.idle, held.row_lock_holders, held.held_jobs
-            ),
-            stale_leases=tuple(stale),
-            blockers=tuple(read.blockers),
-            warnings=tuple(notes) + state_warnings(spec, by_status),
-            elapsed_ms=elapsed * 1000,
-            groups=row_holders.with_group_locks(
-                tuple(
-                    replace(g, oldest_ready_age_s=g.oldest_ready_age_s + counts_age)
-                    if g.oldest_ready_age_s is not None
-                    else g
-                    for g in counted.group_stats()
-                ),
-                held.group_locked,
-            ),
-            sections=tuple(s.state(now) for s in self.sections.values() if self._shown(s.name)),
-            monitor_load=self.meter.load(now),
-            count_mode=mode,
-            held_jobs=held.held_jobs,
-            stale_count=counted.stale
-            if source is not None and spec.can_find_stale() and not self.unreadable.workers
-            else None,
-            roles=spec.roles,
-            threshold=spec.threshold,
-            deadlocks_total=read.deadlocks,
-            deadlocks_per_s=self._deadlocks_per_s,
-            count_read_at=finished.read_times(
-                spec,
-                self.sections["scan" if mode == "scan" else "counts"],
-                self.sections["finished"],
-            ),
-        )
+        return assemble.snapshot(self, server, elapsed, now)
 
-    def _age(self, name: str, now: float) -> float:
+    def age(self, name: str, now: float) -> float:
         read_at = self.sections[name].read_at
         return 0.0 if read_at is None else max(now - read_at, 0.0)
 
-    def _shown(self, name: str) -> bool:
+    def shown(self, name: str) -> bool:
         mode = self.plan.mode if self.plan else "index"
         if name == "scan":
             return mode == "scan"

@@ -24,6 +24,7 @@ ABSENT = {
     "scheduled_at": "NULL::timestamptz",
     "started_at": "NULL::timestamptz",
     "worker": "NULL::text",
+    "worker_pid": "NULL::int",
     "attempts": "NULL::int",
     "max_attempts": "NULL::int",
     "lease_until": "NULL::timestamptz",
@@ -92,6 +93,28 @@ def _worker_seen(spec: QueueSpec, worker: sql.Composable) -> sql.Composable:
     )
 
 
+def _session_alive(
+    spec: QueueSpec, worker: sql.Composable, pid: sql.Composable, kind: str
+) -> sql.Composable:
+    """Whether the job's worker still has a session: one named as the worker column says
+    (or whose pid it holds). Any role may give its session any application_name, so where
+    the spec has a worker_pid column (the claiming backend's pid) the session must have
+    that pid too: a session merely named like a dead worker keeps nothing alive. A job
+    claimed before that column was filled (its pid NULL) reads as unknown."""
+    match = sql.SQL("a.pid::text" if kind == "pid" else "a.application_name")
+    if spec.columns.worker_pid is None:
+        return sql.SQL(
+            "CASE WHEN ({worker}) IS NULL THEN NULL ELSE EXISTS ("
+            "SELECT 1 FROM pg_stat_activity AS a "
+            "WHERE {match} = ({worker})::text) END"
+        ).format(worker=worker, match=match)
+    return sql.SQL(
+        "CASE WHEN ({worker}) IS NULL OR ({pid}) IS NULL THEN NULL ELSE EXISTS ("
+        "SELECT 1 FROM pg_stat_activity AS a "
+        "WHERE a.pid = ({pid})::int AND {match} = ({worker})::text) END"
+    ).format(worker=worker, pid=pid, match=match)
+
+
 def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str, sql.Composable]:
     """`expires_at` (when a running job's lease ran out) and `worker_alive` (true, false, or
     NULL when unknown), from the lease, the heartbeats, and the start time."""
@@ -113,12 +136,7 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
         if kind == "none":
             alive = sql.SQL("NULL::boolean")
         else:
-            match = sql.SQL("a.pid::text" if kind == "pid" else "a.application_name")
-            alive = sql.SQL(
-                "CASE WHEN ({worker}) IS NULL THEN NULL ELSE EXISTS ("
-                "SELECT 1 FROM pg_stat_activity AS a "
-                "WHERE {match} = ({worker})::text) END"
-            ).format(worker=worker, match=match)
+            alive = _session_alive(spec, worker, cols["worker_pid"], kind)
     if spec.columns.worker_alive:
         # the adapter's own liveness; a job whose worker is known dead has run out, as one
         # whose worker left the workers table has

@@ -19,6 +19,7 @@ from dashboard.render.who_holds import (
     lock_target,
     row_lock_mode,
 )
+from dashboard.text.untrusted import escape_controls
 
 
 def _plain(value: Any) -> Any:
@@ -80,6 +81,8 @@ def one_line(text: str, width: int) -> str:
 def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
     if not rows:
         return [f"{title}: none"]
+    # cells hold the database's text (names, queries, groups): each on its one line, escaped
+    rows = [[escape_controls(cell) for cell in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return [f"{title} ({len(rows)})", "  " + fmt.format(*header)] + [
@@ -90,8 +93,10 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
 def snapshot_text(snap: Snapshot) -> str:
     """A readable multi-section report of one snapshot."""
     out = [
-        f"queue {snap.queue} on {snap.server.database} ({snap.server.address}, "
-        f"PostgreSQL {snap.server.version}) at {snap.taken_at:%Y-%m-%d %H:%M:%S %Z}",
+        escape_controls(
+            f"queue {snap.queue} on {snap.server.database} ({snap.server.address}, "
+            f"PostgreSQL {snap.server.version}) at {snap.taken_at:%Y-%m-%d %H:%M:%S %Z}"
+        ),
         "",
     ]
     rows = []
@@ -102,11 +107,14 @@ def snapshot_text(snap: Snapshot) -> str:
         rows.append([role, f"{mark}{n}", "" if locked is None else str(locked)])
     out += _table("states", ["role", "rows", "locked now"], rows)
     out.append(f"  oldest ready: {age(snap.oldest_ready_age_s)}")
-    out.append("  by status: " + ", ".join(f"{k}={v}" for k, v in sorted(snap.by_status.items())))
+    out.append(
+        "  by status: "
+        + ", ".join(f"{escape_controls(k)}={v}" for k, v in sorted(snap.by_status.items()))
+    )
     if snap.stale_count is not None:
         out.append(f"  stale leases: {snap.stale_count}")
     if snap.threshold is not None:
-        out.append(f"  {snap.threshold.describe()}")
+        out.append(f"  {escape_controls(snap.threshold.describe())}")
     out.append(
         f"  counted {'through indexes' if snap.count_mode == 'index' else 'in one pass'}"
         + (
@@ -121,7 +129,7 @@ def snapshot_text(snap: Snapshot) -> str:
     for section in snap.sections:
         if section.error:
             old = "never read" if section.age_s is None else f"{age(section.age_s)} old"
-            out.append(f"  {section.name}: {old}: {section.error}")
+            out.append(f"  {section.name}: {old}: {escape_controls(section.error)}")
     out.append("")
     if snap.groups:
         out += _table(
@@ -227,5 +235,5 @@ def snapshot_text(snap: Snapshot) -> str:
         ],
     )
     for note in snap.warnings:
-        out.append(f"warning: {note}")
+        out.append(f"warning: {escape_controls(note)}")
     return "\n".join(out)

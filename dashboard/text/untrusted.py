@@ -43,3 +43,9 @@ def shown(value: object, *, keep_newlines: bool = False) -> str:
     if value is None:
         return "-"
     return escape_controls(str(value), keep_newlines=keep_newlines)
+
+
+def printable(text: str) -> str:
+    """A command's plain-text output (several lines) made safe for a terminal: its lines
+    kept, every other control character escaped. Already escaped text stays as it is."""
+    return escape_controls(text, keep_newlines=True)

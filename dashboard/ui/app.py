@@ -41,6 +41,7 @@ from dashboard.ui.messages import (
     RecoveryFailed,
     SnapshotReady,
 )
+from dashboard.ui.plain import PlainNotify
 from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, SourceFactory, StaticSource
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.replay.keys import replay_allows
@@ -61,7 +62,7 @@ from dashboard.ui.widgets.tables import LocksTable, StaleLeaseTable
 __all__ = ["BROWSER_TAB", "INTERVALS", "PANELS", "QueuetopApp"]
 
 
-class QueuetopApp(App):
+class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever markup
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a

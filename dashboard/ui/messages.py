@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from textual.message import Message
 
 from dashboard.actions import ActionResult, ObservedJob, Skipped
-from dashboard.models import Snapshot
+from dashboard.models import QueueSpec, Snapshot
 
 
 class SnapshotReady(Message):
@@ -32,12 +32,16 @@ class PollFailed(Message):
 
 
 class CapabilitiesReady(Message):
-    """Which actions this role may take: action -> None, or why not."""
+    """Which actions this role may take: action -> None, or why not; `spec` the queue's
+    spec with the state values its actions write named (None: as it was)."""
 
-    def __init__(self, reasons: dict[str, str | None], failed: bool = False) -> None:
+    def __init__(
+        self, reasons: dict[str, str | None], failed: bool = False, spec: QueueSpec | None = None
+    ) -> None:
         super().__init__()
         self.reasons = reasons
         self.failed = failed
+        self.spec = spec
 
 
 class RecoveryDone(Message):

@@ -20,13 +20,14 @@ import psycopg
 
 from dashboard import actions, db
 from dashboard.actions import ActionResult, ObservedJob, ObservedSession, Skipped, dead_letters
-from dashboard.actions.capabilities import ACTIONS
+from dashboard.actions.capabilities import ACTIONS, checked
 from dashboard.actions.requests import (
     ActionKind,
     ActionRequest,
     job_request,
     session_request,
 )
+from dashboard.actions.writes import WRITES, needs_reading
 from dashboard.errors import UserError
 from dashboard.models import IdleTransaction, QueueSpec
 from dashboard.queue_sql.dead_table import ALREADY_DEAD
@@ -122,17 +123,23 @@ class RecoveryController:
     def _capabilities(self) -> None:
         try:
             with closing(db.connect_action(self.dsn)) as conn:
-                reasons = actions.capabilities(
+                # the spec with the exact state values its actions write (a --table guess
+                # only once the table holds it), which the confirmations then name
+                spec, reasons = checked(
                     conn, self.spec, read_only=self.read_only, audit_file=self.audit_file
                 )
         except (psycopg.Error, UserError, OSError) as exc:
             why = f"cannot check permissions ({_why(exc)}); press again to retry"
             self._app.post_message(CapabilitiesReady(dict.fromkeys(ACTIONS, why), failed=True))
             return
-        self._app.post_message(CapabilitiesReady(reasons))
+        # a value the table did not confirm yet may be there on the next press: ask again
+        unsure = any(needs_reading(spec, a) for a in WRITES)
+        self._app.post_message(CapabilitiesReady(reasons, failed=unsure, spec=spec))
 
     def capabilities_ready(self, message: CapabilitiesReady) -> None:
         self._check_failed = message.failed
+        if message.spec is not None:
+            self.spec = message.spec
         self._set_reasons(message.reasons)
 
     def _set_reasons(self, reasons: dict[str, str | None]) -> None:

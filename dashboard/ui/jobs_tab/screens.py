@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from dashboard.browse import BrowsedJob, JobRow
-from dashboard.text.untrusted import escape_controls
+from dashboard.ui.plain import plain
 
 
 class FilterInputScreen(ModalScreen[str | None]):
@@ -37,9 +37,9 @@ class FilterInputScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="filter-body") as body:
-            body.border_title = f"{self.title_text} (Escape cancels)"
+            body.border_title = plain(f"{self.title_text} (Escape cancels)")
             yield Input(self.value, id="filter-input")
-            yield Static(Text(escape_controls(self.hint), style="dim"), id="filter-hint")
+            yield Static(plain(self.hint, "dim"), id="filter-hint")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -69,9 +69,8 @@ def row_table(job: BrowsedJob, row: JobRow) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for f in row.fields:
-        table.add_row(
-            escape_controls(f.name), Text(f.shown(), style="dim" if f.text is None else "")
-        )
+        # a column name is the catalog's: a str cell would be parsed as markup
+        table.add_row(plain(f.name), Text(f.shown(), style="dim" if f.text is None else ""))
     return table
 
 
@@ -88,9 +87,8 @@ class JobRowScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="jobrow-body") as body:
-            body.border_title = (
-                f"Job {escape_controls(self.job.id)} in {self.where} (Escape closes)"
-            )
+            # a text job id and a table name may hold markup: a plain title, never parsed
+            body.border_title = plain(f"Job {self.job.id} in {self.where} (Escape closes)")
             body.border_subtitle = "control characters escaped, long values cut"
             yield Static(row_table(self.job, self.row))
         yield Footer(compact=True, show_command_palette=False)

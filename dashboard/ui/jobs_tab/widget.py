@@ -26,6 +26,7 @@ from dashboard.browse import BrowsedJob, BrowseQuery, JobRow, Page, PageStart, b
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.queue_sql.dead_table import ALREADY_DEAD, dead_table
+from dashboard.text.untrusted import shown
 from dashboard.ui.jobs_tab.screens import FilterInputScreen, JobRowScreen
 from dashboard.ui.jobs_tab.table import BrowserTable
 from dashboard.ui.screens.job_lookup import skipped_text
@@ -231,14 +232,14 @@ class JobBrowser(Vertical):
     def _show_status(self) -> None:
         q, page = self.query, self.page
         line = Text()
-        line.append(f"{self.describe_role()}", style="bold")
+        line.append(shown(self.describe_role()), style="bold")  # names, typed text: escaped
         line.append(f"  {'newest' if q.newest_first else 'oldest'} first")
         if q.text:
             line.append("  filter ")
-            line.append(repr(q.text), style="bold yellow")
+            line.append(shown(repr(q.text)), style="bold yellow")
         if q.group is not None:
             line.append("  group ")
-            line.append(q.group, style="bold yellow")
+            line.append(shown(q.group), style="bold yellow")
         number = len(self.starts)
         if page is not None and not self.error:
             if page.rows:
@@ -255,7 +256,7 @@ class JobBrowser(Vertical):
         if self.loading:
             line.append("  reading…", style="dim")
         if self.error:
-            line.append(f"  {self.error}", style="bold red")
+            line.append(f"  {shown(self.error)}", style="bold red")
         line.append("   v role  o order  / filter  g group  [ ] pages  Enter row", style="dim")
         line.no_wrap, line.overflow = True, "ellipsis"
         self.query_one("#browser-status", Static).update(line)

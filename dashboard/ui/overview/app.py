@@ -16,6 +16,7 @@ from dashboard.discover.overview import Overview, OverviewRow
 from dashboard.errors import UserError
 from dashboard.render.report import age
 from dashboard.text.untrusted import escape_controls
+from dashboard.ui.plain import PlainNotify
 
 COLUMNS = ("queue", "library", "ready", "running", "oldest ready", "stale", "waiting", "note")
 
@@ -49,7 +50,7 @@ def row_cells(row: OverviewRow) -> tuple[Text, ...]:
     )
 
 
-class OverviewApp(App[int | None]):
+class OverviewApp(PlainNotify, App[int | None]):
     """Returns the index of the queue picked (Enter), or None (q)."""
 
     TITLE = "queuetop: queues"

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 import psycopg
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,6 +22,8 @@ from textual.widgets import Footer, Static
 from dashboard.audit.trail import AuditPage, AuditRecord
 from dashboard.errors import UserError
 from dashboard.render.report import one_line
+from dashboard.text.untrusted import shown
+from dashboard.ui.plain import plain
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 OUTCOME_STYLES = {"changed": "green", "skipped": "yellow"}
@@ -102,7 +103,7 @@ class AuditScreen(ModalScreen[None]):
         with Vertical(id="audit-body") as body:
             body.border_title = "Audit trail: the latest actions, newest first (Escape closes)"
             body.border_subtitle = "Enter details  r reload  Esc close"
-            yield Static(Text(f"{self.source}: reading…", style="dim"), id="audit-status")
+            yield Static(plain(f"{self.source}: reading…", "dim"), id="audit-status")
             yield AuditTable(id="audit-table")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -128,18 +129,18 @@ class AuditScreen(ModalScreen[None]):
         self.loads += 1
         status = self.query_one("#audit-status", Static)
         if message.page is None:
-            status.update(Text(message.error, style="bold red"))
+            status.update(plain(message.error, "bold red"))
             return
         page = self.page = message.page
         self.query_one(AuditTable).show(page)
         n = len(page.records)
-        line = Text(f"{page.source}: ", style="bold")
+        line = plain(f"{page.source}: ", "bold")
         line.append(
             f"{n} latest record{'s' if n != 1 else ''}" if n else "no audited action", style=""
         )
         line.append(f", newest first (at most {LIMIT})", style="dim")
         for note in page.notes:
-            line.append(f"  {note}", style="yellow")
+            line.append(f"  {shown(note)}", style="yellow")
         status.update(line)
 
     def action_reload(self) -> None:

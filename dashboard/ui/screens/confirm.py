@@ -26,15 +26,17 @@ from dashboard.actions.requests import (
 )
 from dashboard.models import IdleTransaction, SessionInfo, WaitingSession
 from dashboard.render.report import age
+from dashboard.text.untrusted import shown
+from dashboard.ui.plain import plain, plain_lines
 
 MAX_IDS = 10  # ids named in the title line before "+K more"
 MAX_ROWS = 8  # state lines before "... and K more"
 
 
 def ids_text(ids: Sequence[str], limit: int = MAX_IDS) -> str:
-    """'1, 2, 3' or '1, 2, 3 +7 more'."""
-    shown = ", ".join(ids[:limit])
-    return shown + (f" +{len(ids) - limit} more" if len(ids) > limit else "")
+    """'1, 2, 3' or '1, 2, 3 +7 more' (each id escaped: a text id may hold anything)."""
+    named = ", ".join(shown(i) for i in ids[:limit])
+    return named + (f" +{len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def job_line(job: ObservedJob, overdue: float | None = None) -> str:
@@ -45,16 +47,16 @@ def job_line(job: ObservedJob, overdue: float | None = None) -> str:
         else (f"overdue {age(over)}" if over >= 0 else f"lease ends in {age(-over)}")
     )
     return (
-        f"  {job.id:>6}  {job.status:<8} worker {job.worker or '-':<12} "
-        f"token {job.lease_token or '-':<4} {lease}"
+        f"  {shown(job.id):>6}  {shown(job.status):<8} worker {shown(job.worker or '-'):<12} "
+        f"token {shown(job.lease_token or '-'):<4} {lease}"
     )
 
 
 def dead_line(job: ObservedJob, overdue: float | None = None) -> str:
     """A job as the dead-letter table holds it: the state it was moved in."""
     return (
-        f"  {job.id:>6}  was {job.status:<8} worker {job.worker or '-':<12} "
-        f"token {job.lease_token or '-'}"
+        f"  {shown(job.id):>6}  was {shown(job.status):<8} worker {shown(job.worker or '-'):<12} "
+        f"token {shown(job.lease_token or '-')}"
     )
 
 
@@ -128,22 +130,24 @@ def confirm_session(
     seen = request.session
     lines = [
         f"pid {seen.pid}, started {seen.backend_start:%Y-%m-%d %H:%M:%S}, "
-        f"application {item.application_name or '-'}"
+        f"application {shown(item.application_name or '-')}"
     ]
     if isinstance(item, IdleTransaction):
         lines.append(
             f"idle in transaction for {age(item.idle_s)} "
             f"(transaction {age(item.xact_age_s)} old, {item.locks_held} locks), "
-            f"user {item.user}"
+            f"user {shown(item.user)}"
         )
     elif isinstance(item, WaitingSession):
         lines.append(
-            f"waiting {age(item.wait_s)} on {item.wait_event}, blocked by "
+            f"waiting {age(item.wait_s)} on {shown(item.wait_event)}, blocked by "
             + ", ".join(map(str, item.blocked_by))
         )
     else:
-        lines.append(f"{item.state}, transaction {age(item.xact_age_s)} old, blocking others")
-    lines.append(f"last query: {' '.join(item.query.split())[:200] or '-'}")
+        lines.append(
+            f"{shown(item.state)}, transaction {age(item.xact_age_s)} old, blocking others"
+        )
+    lines.append(f"last query: {shown(' '.join(item.query.split())[:200] or '-')}")
     verb = request.kind.value.capitalize()
     return ConfirmRequest(
         request,
@@ -180,17 +184,16 @@ class ConfirmScreen(ModalScreen[bool]):
         self.reason = ""
 
     def compose(self) -> ComposeResult:
-        r = self.request
+        r = self.request  # values from the database and the spec: plain, escaped
         with VerticalScroll(id="confirm-body") as body:
-            body.border_title = r.title
-            yield Static(
-                Text("\n".join(r.lines), no_wrap=True, overflow="ellipsis"), id="confirm-what"
-            )
+            body.border_title = plain(r.title)
+            what = plain_lines("\n".join(r.lines), no_wrap=True, overflow="ellipsis")
+            yield Static(what, id="confirm-what")
             if r.warning:
-                yield Static(Text(r.warning, style="bold black on yellow"), id="confirm-warning")
-            yield Static(Text(r.effect), id="confirm-effect")
+                yield Static(plain_lines(r.warning, "bold black on yellow"), id="confirm-warning")
+            yield Static(plain_lines(r.effect), id="confirm-effect")
             if r.audit:
-                yield Static(Text(r.audit, style="dim"), id="confirm-audit")
+                yield Static(plain_lines(r.audit, "dim"), id="confirm-audit")
             if r.needs_reason:
                 yield Input(
                     placeholder="reason (required), e.g. poison message: bad payload",

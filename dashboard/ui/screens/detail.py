@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -15,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from dashboard.render.report import age
+from dashboard.ui.plain import plain, plain_lines
 
 # what an operator calls each field; a field not named here shows its name, spaced
 LABELS = {
@@ -69,12 +69,13 @@ def _value(name: str, value: Any) -> str:
 
 
 def detail_table(item: Any) -> Table:
-    """Field / value of a dataclass row, long text wrapped, never cut."""
+    """Field / value of a dataclass row, long text wrapped, never cut; every value plain
+    text (a query, a worker, a reason: never markup), its control characters escaped."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for f in dataclasses.fields(item):
-        table.add_row(label(f.name), Text(_value(f.name, getattr(item, f.name))))
+        table.add_row(plain(label(f.name)), plain_lines(_value(f.name, getattr(item, f.name))))
     return table
 
 
@@ -90,7 +91,7 @@ class DetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-body") as body:
-            body.border_title = f"{self.title_text} (Escape closes)"
+            body.border_title = plain(f"{self.title_text} (Escape closes)")
             yield Static(detail_table(self.item))
         yield Footer(compact=True, show_command_palette=False)  # this screen's keys only
 

@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from dashboard.text.untrusted import escape_controls
+
 KEY_NAMES = {
     "question_mark": "?",
     "equals_sign": "=",
@@ -71,7 +73,7 @@ class HelpScreen(ModalScreen[None]):
             if name != section:
                 table.add_row(Text(name, style="bold underline"), "")
                 section = name
-            table.add_row(f"  {keys}", text)
+            table.add_row(Text(f"  {keys}"), Text(text))  # never markup: '[' is a key
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys (Escape closes)"
             yield Static(table, id="help-keys")
@@ -82,7 +84,9 @@ class HelpScreen(ModalScreen[None]):
                 classes="help-note",
             )
             if self.notes:
-                yield Static("\n" + "\n".join(self.notes), classes="help-note")
+                # why an action is off may name the spec's tables and values: plain, escaped
+                notes = "\n".join(escape_controls(n) for n in self.notes)
+                yield Static(Text("\n" + notes), classes="help-note")
         yield Footer(compact=True, show_command_palette=False)
 
     def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]

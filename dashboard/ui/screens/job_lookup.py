@@ -20,6 +20,8 @@ from textual.widgets import Footer, Input, Static
 from dashboard.actions import ObservedJob, Skipped, foresee
 from dashboard.actions.requests import ActionKind
 from dashboard.models import QueueSpec
+from dashboard.text.untrusted import shown
+from dashboard.ui.plain import plain
 from dashboard.ui.screens.confirm import MAX_IDS, dead_line, job_line
 
 
@@ -87,7 +89,7 @@ class JobLookupScreen(ModalScreen[list[str] | None]):
         """Show `error` (or hide the line) about the input as it is: `value`."""
         self.error, self.value = error, value
         line = self.query_one("#lookup-error", Static)
-        line.update(Text(error, style="bold red"))
+        line.update(plain(error, "bold red"))
         line.display = bool(error)
 
     def problem(self, ids: list[str]) -> str:
@@ -201,12 +203,12 @@ class JobListScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         dead_table = self.spec.policy.dead_letter.table if self.dead else None
         lines = Text("\n").join(
-            [Text(job_line(job)) for job in self.jobs]
+            [Text(job_line(job)) for job in self.jobs]  # job_line escapes what it shows
             + [
-                Text(f"{dead_line(job)}  already dead-lettered: in {dead_table}", style="red")
+                Text(f"{dead_line(job)}  already dead-lettered: in {shown(dead_table)}", "red")
                 for job in self.dead
             ]
-            + [Text(f"  {s.id:>6}  {s.reason}", style="yellow") for s in self.missing]
+            + [plain(f"  {s.id:>6}  {s.reason}", "yellow") for s in self.missing]
         )
         lines.no_wrap, lines.overflow = True, "ellipsis"
         keys = [self.KEYS_LINE.removesuffix("  Esc close")] if self.jobs else []

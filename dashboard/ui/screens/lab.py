@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from dashboard.loadgen import lab
 from dashboard.loadgen.lab import CELLS, COLUMNS, Cell, CellResult, row_of
+from dashboard.ui.plain import plain
 
 # runner(on_cell, should_stop): runs the cells, calling on_cell with each result
 Runner = Callable[[Callable[[CellResult], None], Callable[[], bool]], object]
@@ -107,7 +108,7 @@ class LabScreen(Screen):
     def _status(self, error: str | None = None) -> None:
         total = len(self.cells)
         if error is not None:
-            text = Text(f"lab stopped: {error}", "bold red")
+            text = plain(f"lab stopped: {error}", "bold red")  # the server's words, escaped
         elif self._done >= total:
             text = Text(f"done: {total} cells", "green")
         else:

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from dashboard.render.report import one_line
+from dashboard.text.untrusted import escape_controls
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,12 @@ class Col:
 
 
 def fit(value: Any, width: int) -> str:
-    """One line of exactly `width` cells: cut with an ellipsis, control characters shown as
-    spaces (a query may hold anything; the terminal must only get text)."""
+    """One line of exactly `width` cells: cut with an ellipsis, whitespace folded, other
+    control characters escaped (a query may hold anything; the terminal must only get
+    text)."""
     text = "" if value is None else str(value)
     if not text.isprintable():  # newlines, tabs, escapes: a query as it was typed
-        text = "".join(c if c.isprintable() or c.isspace() else " " for c in text)
-        text = one_line(text, len(text))  # whitespace folded: one line
+        text = escape_controls(one_line(text, len(text)))  # one line, ESC shown as \x1b
     if cell_len(text) > width:
         text = set_cell_size(text, max(width - 1, 0)) + "…"
     return text

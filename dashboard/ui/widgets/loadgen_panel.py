@@ -15,6 +15,7 @@ from dashboard.loadgen import LoadSnapshot, WorkerStats
 from dashboard.loadgen.demo import FIRST_RUN_HINT, describe
 from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S, RATE_WINDOW_S
 from dashboard.render.fit import GAP, kept
+from dashboard.text.untrusted import escape_controls
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 
 WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this recent window
@@ -66,8 +67,9 @@ def _reconnecting_badge(snap: LoadSnapshot) -> tuple[str, str]:
 
 
 def _line(text: str, style: str) -> Text:
-    """One line, cut with an ellipsis: a long error never wraps or widens anything."""
-    return Text(text, style, no_wrap=True, overflow="ellipsis")
+    """One line, cut with an ellipsis: a long error never wraps or widens anything (an
+    error may quote the server's text: escaped)."""
+    return Text(escape_controls(text), style, no_wrap=True, overflow="ellipsis")
 
 
 def _double(snap: LoadSnapshot) -> Text:
@@ -181,7 +183,8 @@ class LoadStrip(Static):
             parts = [replace(p, rank=0) for p in first] + [
                 replace(p, rank=max(p.rank, 1)) for p in parts if p not in first
             ]
-            tail = StripPart("why ", "why ", snap.connection_error or "?", "yellow", 0)
+            why = escape_controls(snap.connection_error or "?")
+            tail = StripPart("why ", "why ", why, "yellow", 0)
         room = self.size.width - cell_len(text.plain) if self.size.width else None
         badge, shown, short = fit_strip(badge, parts, room, tail)
         line = Text(no_wrap=True, overflow="ellipsis")

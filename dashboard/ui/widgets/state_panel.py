@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age, one_line
+from dashboard.text.untrusted import shown as safe  # `shown` is a name of show()'s
 
 ROLE_STYLES = {
     "ready": "cyan",
@@ -23,7 +24,7 @@ def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
     values = spec.values(role) if spec else ()
     if not values:
         return "-"
-    return ", ".join(f"{v} {snap.by_status.get(v, 0):,}" for v in values)
+    return ", ".join(f"{safe(v)} {snap.by_status.get(v, 0):,}" for v in values)
 
 
 HOLDER_ROW = "{:<10}{:>7} {:>5} {:<7} {}"
@@ -60,7 +61,7 @@ def group_lines(snap: Snapshot, width: int, most: int = 8) -> list[tuple[str, st
             (
                 clip(
                     GROUP_ROW.format(
-                        clip(g.name, 10),
+                        clip(safe(g.name), 10),
                         f"{g.ready:,}",
                         f"{g.scheduled:,}" if scheduled else "",
                         f"{g.running:,}",
@@ -140,12 +141,13 @@ class StatePanel(Static):
                 extra.append(
                     (
                         clip(
-                            HOLDER_ROW.format("", h.pid, h.rows, h.role, h.application_name), width
+                            HOLDER_ROW.format("", h.pid, h.rows, h.role, safe(h.application_name)),
+                            width,
                         ),
                         "",
                     )
                 )
-        extra += [("! " + one_line(w, width - 2), "yellow") for w in snap.warnings[:3]]
+        extra += [("! " + safe(one_line(w, width - 2)), "yellow") for w in snap.warnings[:3]]
         # never cut silently: what does not fit is counted on the last line that does
         room = max(height - int(header) - len(snap.roles) - 1, 0) if height else len(extra)
         if len(extra) > room:

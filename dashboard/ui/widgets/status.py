@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
+from dashboard.text.untrusted import shown
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,10 @@ def place(snap: Snapshot | None, dsn: str | None, spec: QueueSpec | None) -> tup
     """Where queuetop looks and at which queue: from the snapshot, else from the DSN (its
     password never shown) and the spec."""
     if snap is not None:
-        return f"{snap.server.user}@{snap.server.address}/{snap.server.database}", snap.queue
+        server = snap.server  # names from the server: escaped, as everything shown
+        return shown(f"{server.user}@{server.address}/{server.database}"), shown(snap.queue)
     where = db.safe_dsn(dsn) if dsn else "libpq defaults"
-    return where, str(spec.table) if spec else "-"
+    return shown(where), shown(spec.table) if spec else "-"
 
 
 def deadlock_rate(per_s: float) -> str:
@@ -98,7 +100,7 @@ class StatusBar(Widget):
         where, queue = place(snap, *fallback)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" queuetop ", "bold reverse")
-        state = link.kind + (f", {link.detail}" if link.detail else "")
+        state = link.kind + (f", {shown(link.detail)}" if link.detail else "")
         text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
         # early in the line: a long server address must not cut these off
         if read_only:
@@ -128,7 +130,7 @@ class StatusBar(Widget):
         text.append(" on ", "dim")
         text.append(where)
         if link.reason:
-            text.append(f"  {link.reason}", "red")
+            text.append(f"  {shown(link.reason)}", "red")
         if text != self._text:  # one line, always: a new text never moves anything else
             self._text, self._strip = text, None
             self.refresh()

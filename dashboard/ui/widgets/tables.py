@@ -21,7 +21,7 @@ from dashboard.render.who_holds import (
     held_rows,
     jobs_text,
 )
-from dashboard.text.untrusted import escape_controls
+from dashboard.text.untrusted import escape_controls, shown
 from dashboard.ui.widgets.columns import FIRST, LATER, QUERY, QUERY_WIDTH, R
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
 from dashboard.ui.widgets.locks_table import LocksTable
@@ -325,7 +325,8 @@ def stale_unknown_text(spec: QueueSpec) -> Text:
         if kind.startswith("timestamp") and c not in named
     ]
     text = Text()
-    text.append(f"STALE LEASES CANNOT BE COMPUTED for {spec.table}\n", style="bold black on yellow")
+    table = shown(spec.table)  # names from the spec and the catalog: escaped
+    text.append(f"STALE LEASES CANNOT BE COMPUTED for {table}\n", style="bold black on yellow")
     text.append(
         "The queue spec names no lease_until, started_at, heartbeat or workers table, so "
         "no running job can be told stale: this tab stays empty whatever happens.\n"
@@ -338,7 +339,7 @@ def stale_unknown_text(spec: QueueSpec) -> Text:
     text.append("--lease-until-column COLUMN", style="bold")
     text.append(", or set started_at / lease_until in the queue TOML.")
     if candidates:
-        text.append(f"\nTimestamp columns of {spec.table}: {', '.join(candidates)}", style="dim")
+        text.append(f"\nTimestamp columns of {table}: {shown(', '.join(candidates))}", style="dim")
     return text
 
 

@@ -9,6 +9,7 @@ CREATE TABLE queuetop_lab.jobs (
     attempts      integer     NOT NULL DEFAULT 0,
     max_attempts  integer     NOT NULL DEFAULT 3,
     worker        text,
+    worker_pid    integer,
     lease_token   bigint      NOT NULL DEFAULT 0,
     leased_until  timestamptz,
     created_at    timestamptz NOT NULL DEFAULT now(),
