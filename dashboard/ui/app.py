@@ -144,7 +144,12 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
 
     def compose(self) -> ComposeResult:
         yield from layout.main_screen(
-            self.history, self.spec, self.load, self.browser_source, self.active_groups
+            self.history,
+            self.spec,
+            self.load,
+            self.browser_source,
+            self.active_groups,
+            self.role_counts,
         )
 
     def on_mount(self) -> None:
@@ -224,6 +229,8 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
             plot.replot()
         for _, table_id, _ in PANELS:
             self.table(table_id).update_from(snap)
+        if self.load is not None:
+            self.load.show_waiting(len(snap.waiting))
         self._label_tabs()
         for warning in snap.warnings:
             if warning not in self._seen_warnings:
@@ -345,6 +352,9 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
 
     def active_groups(self) -> list[str]:
         return [g.name for g in self.snapshot.groups] if self.snapshot else []
+
+    def role_counts(self) -> dict[str, int]:
+        return dict(self.snapshot.counts) if self.snapshot else {}
 
     def action_show_browser(self) -> None:
         self.query_one(TabbedContent).active = BROWSER_TAB

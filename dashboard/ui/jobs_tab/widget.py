@@ -9,7 +9,7 @@ action and then calls `after_action`, which reads the page again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import psycopg
@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
 from dashboard.browse import BrowsedJob, BrowseQuery, JobRow, Page, PageStart, browse_roles
+from dashboard.browse.pages import first_role_with_jobs
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.queue_sql.dead_table import ALREADY_DEAD, dead_table
@@ -139,12 +140,18 @@ class JobBrowser(Vertical):
             self.error = error
 
     def __init__(
-        self, spec: QueueSpec, source, groups: Callable[[], Sequence[str]] = tuple, **kwargs
+        self,
+        spec: QueueSpec,
+        source,
+        groups: Callable[[], Sequence[str]] = tuple,
+        counts: Callable[[], Mapping[str, int]] = dict,  # rows per role, from the last poll
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.source = source
         self.groups = groups
+        self.counts = counts
         self.roles = browse_roles(spec)
         self.query = BrowseQuery(role=self.roles[0] if self.roles else "ready")
         self.starts: list[PageStart | None] = [None]  # where each page read so far began
@@ -168,8 +175,12 @@ class JobBrowser(Vertical):
     # --- reading ---------------------------------------------------------------------------
 
     def ensure_loaded(self) -> None:
-        """The first page, the first time the tab is shown."""
+        """The first page, the first time the tab is shown: of the first role with jobs
+        (failed, where it has none, would open on an empty page), unless `v` chose one."""
         if self.page is None and not self.loading:
+            if self.seq == 0:  # no page read yet, none asked for
+                role = first_role_with_jobs(self.roles, self.counts())
+                self.query = replace(self.query, role=role or self.query.role)
             self.reload()
 
     def reload(self) -> None:

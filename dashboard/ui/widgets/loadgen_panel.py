@@ -93,11 +93,18 @@ class StripPart:
         return cell_len((self.short if short else self.label) + self.value)
 
 
-def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
+def strip_parts(snap: LoadSnapshot, waiting: int | None = None) -> list[StripPart]:
     """In the order of the `s` story: how workers claim, what they get done, how long a
-    claim takes, how often they queue on a lock or fail on one (per second, like the rest:
-    the run's totals are in the counters, tab 5); then who runs, what crashed, the rest."""
+    claim takes, how many sessions wait on a lock now (`waiting`, the database's view: None
+    before the first poll), how often they queue on a lock or fail on one (per second, like
+    the rest: the run's totals are in the counters, tab 5); then who runs, what crashed,
+    the rest."""
     waits, errors = snap.lock_waits_per_s, snap.lock_errors_per_s
+    now = (
+        []
+        if waiting is None
+        else [StripPart("waiting ", "waiting ", f"{waiting:,}", "bold red" if waiting else "", 0)]
+    )
     return [
         StripPart("", "", snap.strategy, "bold", 0),
         StripPart(
@@ -109,11 +116,16 @@ def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
         ),
         StripPart("done ", "done ", f"{_rate(snap.completions_per_s)}/s", "bold green", 0),
         StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95), "", 0),
+        *now,
         StripPart(
-            "lock waits ", "lock waits ", f"{_rate(waits)}/s", "bold yellow" if waits else "", 0
+            "lock waits ", "lock waits ", f"{_rate(waits)}/s", "bold yellow" if waits else "", 1
         ),
-        StripPart(
-            "lock errors ", "lock err ", f"{_rate(errors)}/s", "bold yellow" if errors else "", 1
+        StripPart(  # none (skip-locked, for-update): the first of these to leave
+            "lock errors ",
+            "lock err ",
+            f"{_rate(errors)}/s",
+            "bold yellow" if errors else "",
+            1 if errors else 2,
         ),
         StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
         StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
@@ -157,9 +169,16 @@ class LoadStrip(Static):
     least needed numbers leave (never cut in the middle of one)."""
 
     _snap: LoadSnapshot | None = None
+    _waiting: int | None = None  # sessions waiting on a lock at the last poll
 
     def on_resize(self) -> None:
         self.show(self._snap)
+
+    def show_waiting(self, waiting: int) -> None:
+        """The database's count of sessions waiting on a lock, from each poll."""
+        if waiting != self._waiting:
+            self._waiting = waiting
+            self.show(self._snap)
 
     def show(self, snap: LoadSnapshot | None) -> None:
         self._snap = snap
@@ -176,7 +195,7 @@ class LoadStrip(Static):
             text.append(" stopped ", "bold white on red")
         elif snap.reconnecting:
             text.append(*_reconnecting_badge(snap))
-        parts, tail = strip_parts(snap), None
+        parts, tail = strip_parts(snap, self._waiting), None
         if snap.running and snap.reconnecting:
             # who is down, then why; the rest is stale anyway
             first = [p for p in parts if p.label in ("workers ", "producer ")]
@@ -358,7 +377,7 @@ class WorkersTable(KeyedTable):
     """One row per worker process, keyed by its number K, as the generator counts it."""
 
     TITLE = "Load generator"
-    SHORT_TITLE = "Load gen"
+    SHORT_TITLE = "Load"
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
         Col("name", "worker", 21),

@@ -30,8 +30,9 @@ _CONSOLE = Console()
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # plotext colours (names it knows, or 256-colour numbers): it has no "yellow", and an
 # unknown name silently draws in the axes' colour. 3 is the terminal's yellow, the one
-# Rich's "yellow" (the titles, the state panel) uses.
-ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": "magenta"}
+# Rich's "yellow" (the titles, the state panel) uses. Dead is 135 (a violet of the fixed
+# 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
+ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
 _FRAME_ERRORS = (AttributeError, IndexError, TypeError)  # plotext's internals moved
 # A plot is drawn again at most this often (seconds of its data, not of the clock): the
 # header, the state panel and the tables show every poll, and a history of minutes loses
@@ -434,5 +435,5 @@ class OldestReadyPlot(SeriesPlot):
 
 class WaitingPlot(SeriesPlot):
     TITLE = "Sessions waiting on locks"
-    SHORT_TITLE = "Waiting on locks"
+    SHORT_TITLE = "Waiting"
     SERIES, COLOR = "waiting", "red"

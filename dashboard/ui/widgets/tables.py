@@ -164,7 +164,7 @@ class IdleTable(KeyedTable):
     """Sessions idle in a transaction, oldest transaction first, with their xmin age."""
 
     TITLE = "Idle in transaction"
-    SHORT_TITLE = "Idle xact"
+    SHORT_TITLE = "Idle"
     BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7, R),
@@ -214,7 +214,7 @@ class StaleLeaseTable(KeyedTable):
     """
 
     TITLE = "Stale leases"
-    SHORT_TITLE = "Stale leases"
+    SHORT_TITLE = "Stale"
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the stale lease"),
         Binding("a", "mark_all", "Mark all", tooltip="Mark every stale lease shown"),
