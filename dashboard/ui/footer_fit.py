@@ -15,7 +15,16 @@ from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS
 
 NARROW_BELOW = 110  # columns: the main screen's compact layout starts here too
 # in the footer only where there is room for them
-OPTIONAL = {"refresh_now", "exact_counts", "faster", "slower", *LOADGEN_ACTIONS}
+OPTIONAL = {
+    "refresh_now",
+    "exact_counts",
+    "faster",
+    "slower",
+    "lookup_jobs",
+    "show_audit",
+    "open_lab",
+    *LOADGEN_ACTIONS,
+}
 # on a narrow screen: the refresh speed, and in the demo the two knobs of its story (s, t)
 NARROW = {"faster", "slower"}
 NARROW_DEMO = {"cycle_strategy", "toggle_hold_tx"}
