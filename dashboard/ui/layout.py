@@ -3,12 +3,12 @@ it from here and calls `fit` on a resize and `label_tabs` after each snapshot.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal
 from textual.screen import Screen
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Static, Tab, TabbedContent, TabPane
 
 from dashboard.models import QueueSpec
 from dashboard.ui.footer_fit import NARROW_BELOW, fit_footer
@@ -87,18 +87,32 @@ def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -
     screen.set_class(height >= 45, "-tall")
 
 
-def label_tabs(screen: Screen, spec: QueueSpec | None, widths: dict[str, int]) -> None:
-    """Tab labels name the table and count its rows; short ones on small terminals.
-    `widths` keeps each count's widest width (see counted_label)."""
-    compact = screen.has_class("-compact")
+def panel_tabs(screen: Screen) -> tuple[tuple[KeyedTable, Tab], ...]:
+    """Each panel's table and the tab that names it, in PANELS order."""
     tabs = screen.query_one(TabbedContent)
-    for pane_id, table_id, _ in PANELS:
-        table = screen.query_one(f"#{table_id}", KeyedTable)
+    return tuple(
+        (screen.query_one(f"#{table_id}", KeyedTable), tabs.get_tab(pane_id))
+        for pane_id, table_id, _ in PANELS
+    )
+
+
+def label_tabs(
+    screen: Screen,
+    spec: QueueSpec | None,
+    widths: dict[str, int],
+    panels: Sequence[tuple[KeyedTable, Tab]] | None = None,
+) -> None:
+    """Tab labels name the table and count its rows; short ones on small terminals.
+    `widths` keeps each count's widest width (see counted_label); `panels` are
+    panel_tabs(screen), found once by a caller that labels the tabs on every poll."""
+    compact = screen.has_class("-compact")
+    for (pane_id, table_id, _), (table, tab) in zip(
+        PANELS, panels or panel_tabs(screen), strict=True
+    ):
         title = table.SHORT_TITLE if compact else table.TITLE
         if table_id == "locks":
             title = f"{title} ({table.describe(short=compact)})"
         count = "?" if table_id == "stale" and stale_unknown(spec) else str(table.count())
         label = counted_label(title, count, widths, pane_id)
-        tab = tabs.get_tab(pane_id)
         if tab.label_text != label:
             relabel(tab, label)
