@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import psycopg
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,8 +26,8 @@ from dashboard.browse.pages import first_role_with_jobs
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.queue_sql.dead_table import ALREADY_DEAD, dead_table
-from dashboard.text.untrusted import shown
 from dashboard.ui.jobs_tab.screens import FilterInputScreen, JobRowScreen
+from dashboard.ui.jobs_tab.status_line import role_text, status_line
 from dashboard.ui.jobs_tab.table import BrowserTable
 from dashboard.ui.screens.job_lookup import skipped_text
 from dashboard.ui.widgets.keyedtable import KeyedTable
@@ -231,45 +230,18 @@ class JobBrowser(Vertical):
     # --- the status line ------------------------------------------------------------------
 
     def describe_role(self) -> str:
-        dead = dead_table(self.spec)
-        if self.query.role == "dead" and dead is not None:
-            return (
-                f"dead (in {self.spec.table} and {dead})"
-                if self.spec.values("dead")
-                else f"dead (in {dead})"
-            )
-        return self.query.role
+        return role_text(self.spec, self.query.role)
 
     def _show_status(self) -> None:
-        q, page = self.query, self.page
-        line = Text()
-        line.append(shown(self.describe_role()), style="bold")  # names, typed text: escaped
-        line.append(f"  {'newest' if q.newest_first else 'oldest'} first")
-        if q.text:
-            line.append("  filter ")
-            line.append(shown(repr(q.text)), style="bold yellow")
-        if q.group is not None:
-            line.append("  group ")
-            line.append(shown(q.group), style="bold yellow")
-        number = len(self.starts)
-        if page is not None and not self.error:
-            if page.rows:
-                first = (number - 1) * q.limit + 1
-                line.append(
-                    f"  page {number}: rows {first}-{first + len(page.rows) - 1}"
-                    + (", more after (])" if page.has_more else ", the last")
-                )
-            else:
-                line.append("  no job here" if number == 1 else "  no more jobs")
-        marked = len(self.table.marked)
-        if marked:
-            line.append(f"  {marked} marked", style="bold")
-        if self.loading:
-            line.append("  reading…", style="dim")
-        if self.error:
-            line.append(f"  {shown(self.error)}", style="bold red")
-        line.append("   v role  o order  / filter  g group  [ ] pages  Enter row", style="dim")
-        line.no_wrap, line.overflow = True, "ellipsis"
+        line = status_line(
+            self.spec,
+            self.query,
+            self.page,
+            len(self.starts),
+            marked=len(self.table.marked),
+            loading=self.loading,
+            error=self.error,
+        )
         self.query_one("#browser-status", Static).update(line)
 
     # --- keys --------------------------------------------------------------------------------
