@@ -78,8 +78,12 @@ def strip_parts(snap: LoadSnapshot, waiting: int | None = None) -> list[StripPar
         StripPart("done ", "done ", f"{rate(snap.completions_per_s)}/s", "bold green", 0),
         StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", ms_unit(snap.recent_latency.p95), "", 0),
         *now,
-        StripPart(
-            "lock waits ", "lock waits ", f"{rate(waits)}/s", "bold yellow" if waits else "", 1
+        StripPart(  # none (skip-locked): with the error rate, the first of these to leave
+            "lock waits ",
+            "lock waits ",
+            f"{rate(waits)}/s",
+            "bold yellow" if waits else "",
+            1 if waits else 2,
         ),
         StripPart(  # none (skip-locked, for-update): the first of these to leave
             "lock errors ",
