@@ -92,15 +92,17 @@ def test_ticks_are_round_and_counts_get_whole_numbers():
     assert nice_ticks(500, True, rows=5) == [0, 500]
 
 
-def test_the_jobs_chart_keeps_its_scale_at_80x24():
+def test_the_plots_keep_their_scale_at_80x24():
     async def body(pilot):
-        depth = pilot.app.query_one("#plot-depth", HistoryPlot)
-        labels = {
-            line.text.split("┤")[0].strip()
-            for line in (depth.render_line(y) for y in range(depth.size.height))
-            if "┤" in line.text
-        }
-        assert len(labels - {""}) >= 2, labels  # 0 and a tick above it
+        shown = [p for p in pilot.app.query(HistoryPlot) if p.display]
+        assert {p.id for p in shown} == {"plot-throughput", "plot-waiting"}
+        for plot in shown:
+            labels = {
+                line.text.split("┤")[0].strip()
+                for line in (plot.render_line(y) for y in range(plot.size.height))
+                if "┤" in line.text
+            }
+            assert len(labels - {""}) >= 2, (plot.id, labels)  # 0 and a tick above it
 
     run(body, size=(80, 24))
 

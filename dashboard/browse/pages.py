@@ -12,6 +12,7 @@ rows and the queue's are merged by id, each source read once per page.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -123,6 +124,13 @@ def browse_roles(spec: QueueSpec) -> tuple[str, ...]:
         return bool(spec.values(role))
 
     return tuple(r for r in BROWSE_ROLES if has(r))
+
+
+def first_role_with_jobs(roles: Sequence[str], counts: Mapping[str, int]) -> str | None:
+    """The first of `roles` that `counts` (a snapshot's rows per role) says has jobs: where
+    a browser opens, rather than on an empty `failed`. None: no role has any, or no count
+    is known yet."""
+    return next((r for r in roles if counts.get(r, 0) > 0), None)
 
 
 def like_pattern(text: str) -> str:

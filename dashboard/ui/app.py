@@ -1,10 +1,11 @@
 """QueuetopApp: the live dashboard, wiring the objects it owns.
 
 A snapshot source (the `Poller`, or fixed snapshots) brings snapshots as messages;
-the app applies each one to its widgets once, and tells the source. Recovery
-actions go through the `RecoveryController`, the load generator's knobs through
-`LoadGenControls`. The app has one handler per message type, and the header is
-redrawn by the watchers of the reactive state it shows.
+the app applies each one to its widgets once (through the `MainView`, which draws
+the main screen's panels, fits them to the terminal and brings tabs to the front),
+and tells the source. Recovery actions go through the `RecoveryController`, the load
+generator's knobs through `LoadGenControls`. The app has one handler per message type,
+and the header is redrawn by the watchers of the reactive state it shows.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from functools import partial
 from typing import Any
 
 from textual.actions import SkipAction
-from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
-from textual.css.query import NoMatches
+from textual.app import App, ComposeResult, SystemCommand
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import TabbedContent
@@ -25,13 +25,13 @@ from dashboard.actions.requests import ActionKind
 from dashboard.audit.trail import AUDIT_NAME, read_latest
 from dashboard.browse.source import DatabaseSource
 from dashboard.models import QueueSpec, Snapshot
-from dashboard.monitor import Monitor
 from dashboard.ui import gc_tuning, key_sections, layout, palette
 from dashboard.ui.bindings import APP_BINDINGS, INTERVALS
 from dashboard.ui.history import History
 from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.layout import BROWSER_TAB, PANELS
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS, LOADGEN_KNOBS, LoadGenControls
+from dashboard.ui.main_view import MainView
 from dashboard.ui.messages import (
     CapabilitiesReady,
     JobsObserved,
@@ -42,10 +42,9 @@ from dashboard.ui.messages import (
     SnapshotReady,
 )
 from dashboard.ui.plain import PlainNotify
-from dashboard.ui.poller import POLL_GROUP, Poller, SnapshotSource, SourceFactory, StaticSource
+from dashboard.ui.poller import POLL_GROUP, SnapshotSource, SourceFactory, source_factory
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.replay.keys import replay_allows
-from dashboard.ui.replay.source import ReplaySource
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
@@ -54,10 +53,9 @@ from dashboard.ui.screens.job_lookup import JobListScreen
 from dashboard.ui.screens.lab import lab_screen
 from dashboard.ui.signals import exit_on_signals
 from dashboard.ui.widgets.keyedtable import KeyedTable
-from dashboard.ui.widgets.plots import HistoryPlot
 from dashboard.ui.widgets.state_panel import StatePanel
-from dashboard.ui.widgets.status import LinkState, StatusBar
-from dashboard.ui.widgets.tables import LocksTable, StaleLeaseTable
+from dashboard.ui.widgets.status import LinkState
+from dashboard.ui.widgets.tables import StaleLeaseTable
 
 __all__ = ["BROWSER_TAB", "INTERVALS", "PANELS", "QueuetopApp"]
 
@@ -112,15 +110,13 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
         self.snapshots_applied = 0
         self._initial = tuple(snapshots)  # applied on mount
         self._seen_warnings: set[str] = set()  # each spec warning is notified once
-        self._count_digits: dict[str, int] = {}  # per tab: see _label_tabs
         self._restore_signals: Callable[[], None] = lambda: None
         self._gc_threshold: tuple[int, int, int] | None = None
         # --- the objects it owns --------------------------------------------------------
-        if replay is not None:
-            source = partial(ReplaySource, replay)
-        elif source is None and poll and spec is not None and dsn is not None:
-            source = partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
-        self.source: SnapshotSource = (source or StaticSource)(self, on_link=self._show_link)
+        make_source = source_factory(spec, dsn, interval, poll, source, replay)
+        self.source: SnapshotSource = make_source(self, on_link=self._show_link)
+        self.load = LoadGenControls(self, loadgen) if loadgen is not None else None
+        self.view = MainView(self, spec, self.load)  # the main screen's panels and tabs
         self.recovery = RecoveryController(
             self,
             spec,
@@ -129,10 +125,9 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
             read_only=read_only,
             audit_file=audit_file,
             poll_soon=self.source.poll_soon,
-            after_action=self.refresh_views_after_action,
+            after_action=self.view.after_action,
             on_note=self._show_actions_note,
         )
-        self.load = LoadGenControls(self, loadgen) if loadgen is not None else None
         # where the job browser reads: the database, or fixed pages (screenshots)
         self.browser_source = (
             browser_source
@@ -144,14 +139,19 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
 
     def compose(self) -> ComposeResult:
         yield from layout.main_screen(
-            self.history, self.spec, self.load, self.browser_source, self.active_groups
+            self.history,
+            self.spec,
+            self.load,
+            self.browser_source,
+            self.view.active_groups,
+            self.view.role_counts,
         )
 
     def on_mount(self) -> None:
         self._restore_signals = exit_on_signals(self)  # SIGTERM, SIGHUP: as `q`
         for shown in ("link", "read_only", "actions_note", "snapshot"):  # see watch_interval
             self.watch(self, shown, self._draw_header, init=False)
-        self._fit_layout(self.size.width, self.size.height)
+        self.view.fit(self.size.width, self.size.height)
         self.query_one(StatePanel).show(None, self.spec)
         self._draw_header()
         for snap in self._initial:
@@ -173,19 +173,14 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
         self.source.stop()
 
     def on_resize(self, event) -> None:
-        self._fit_layout(event.size.width, event.size.height)
-
-    def _fit_layout(self, width: int, height: int) -> None:
-        layout.fit(self.default_screen, width, height, self.load)
-        if self.snapshot is not None:
-            self._label_tabs()
+        self.view.fit(event.size.width, event.size.height)
 
     def table(self, table_id: str) -> KeyedTable:
-        return self.query_one(f"#{table_id}", KeyedTable)
+        return self.view.table(table_id)
 
     @property
     def stale_table(self) -> StaleLeaseTable:
-        return self.query_one("#stale", StaleLeaseTable)
+        return self.view.stale_table
 
     def selected_job_ids(self) -> list:
         """Job ids the operator marked in the stale-lease table."""
@@ -219,12 +214,7 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
         self.history.add(snap)
         self.snapshots_applied += 1
         self.snapshot = snap  # the header, through watch_snapshot
-        self.query_one(StatePanel).show(snap, self.spec)
-        for plot in self.query(HistoryPlot):  # a hidden one waits until it is shown
-            plot.replot()
-        for _, table_id, _ in PANELS:
-            self.table(table_id).update_from(snap)
-        self._label_tabs()
+        self.view.draw(snap)
         for warning in snap.warnings:
             if warning not in self._seen_warnings:
                 self._seen_warnings.add(warning)
@@ -247,18 +237,7 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
         self._draw_header()
 
     def _draw_header(self) -> None:
-        try:
-            bar = self.query_one(StatusBar)
-        except (NoMatches, ScreenStackError):  # not composed yet, or torn down
-            return
-        bar.show(
-            snap=self.snapshot,
-            fallback=(self.dsn, self.spec),
-            interval=self.interval,
-            link=self.link,
-            read_only=self.read_only,
-            actions=self.actions_note,
-        )
+        self.view.draw_header()
 
     # --- the dashboard's own keys -------------------------------------------------------------
 
@@ -305,55 +284,27 @@ class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever mar
         self._step_interval(+1)
 
     def action_toggle_lock_filter(self) -> None:
-        locks = self.query_one(LocksTable)
-        locks.queue_only = not locks.queue_only
-        if self.snapshot is not None:
-            self.apply_lock_filter()
-        self.notify(f"locks: {locks.describe()}", timeout=2)
-
-    def apply_lock_filter(self) -> None:
-        self.query_one(LocksTable).update_from(self.snapshot)
-        self._label_tabs()
-
-    def _label_tabs(self) -> None:
-        layout.label_tabs(self.default_screen, self.spec, self._count_digits)
+        self.notify(f"locks: {self.view.toggle_lock_filter()}", timeout=2)
 
     def action_show_panel(self, table_id: str) -> None:
-        pane_id = next(p for p, t, _ in PANELS if t == table_id)
-        self.query_one(TabbedContent).active = pane_id
-        self.table(table_id).focus()
+        self.view.show_panel(table_id)
 
     def action_show_audit(self) -> None:
         source = self.audit_file or AUDIT_NAME
         load = partial(read_latest, self.dsn, self.audit_file, limit=AUDIT_LIMIT)
         self.push_screen(AuditScreen(load, str(source)))
 
-    def refresh_views_after_action(self) -> None:
-        """After an action: an audit screen left open reads its trail again, and the job
-        browser its page."""
-        for screen in self.screen_stack:
-            if isinstance(screen, AuditScreen):
-                screen.reload()
-        if self.spec is not None:
-            self.browser.after_action()
-
     # --- the job browser ----------------------------------------------------------------------
 
     @property
     def browser(self) -> JobBrowser:
-        return self.query_one(JobBrowser)
-
-    def active_groups(self) -> list[str]:
-        return [g.name for g in self.snapshot.groups] if self.snapshot else []
+        return self.view.browser
 
     def action_show_browser(self) -> None:
-        self.query_one(TabbedContent).active = BROWSER_TAB
-        self.browser.table.focus()
-        self.browser.ensure_loaded()
+        self.view.show_browser()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == BROWSER_TAB:  # a click on the tab: the first page then
-            self.browser.ensure_loaded()
+        self.view.tab_activated(event.pane.id)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.binding_sections(), notes=self.recovery.help_lines()))

@@ -3,18 +3,20 @@ it from here and calls `fit` on a resize and `label_tabs` after each snapshot.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, Tab, TabbedContent, TabPane
 
 from dashboard.models import QueueSpec
+from dashboard.ui.footer_fit import NARROW_BELOW, fit_footer
 from dashboard.ui.history import History
 from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.loadgen_controls import LoadGenControls
 from dashboard.ui.tab_labels import counted_label, relabel
+from dashboard.ui.widgets.fitting_footer import FittingFooter
 from dashboard.ui.widgets.keyedtable import KeyedTable
 from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
 from dashboard.ui.widgets.state_panel import StatePanel
@@ -48,6 +50,7 @@ def main_screen(
     load: LoadGenControls | None,
     browser_source: object,
     groups: Callable[[], list[str]],
+    counts: Callable[[], Mapping[str, int]],
 ) -> ComposeResult:
     """Header, state panel and plots, the load strip, the tabs, the footer."""
     yield StatusBar(id="status")
@@ -72,30 +75,44 @@ def main_screen(
             yield from load.compose_tab()
         if spec is not None:
             with TabPane("Jobs", id=BROWSER_TAB):
-                yield JobBrowser(spec, browser_source, id="browser", groups=groups)
-    yield Footer(compact=True)
+                yield JobBrowser(spec, browser_source, id="browser", groups=groups, counts=counts)
+    yield FittingFooter(compact=True)
 
 
 def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -> None:
-    """Small terminals keep the tables and one plot; tall ones give the plots room."""
-    screen.set_class(width < 110 or height < 32, "-compact")
-    if load is not None:
-        load.fit_footer(width < 110)
+    """Small terminals keep the tables and two smaller plots, and a footer of the keys
+    that fit; tall ones give the plots room."""
+    screen.set_class(width < NARROW_BELOW or height < 32, "-compact")
+    fit_footer(screen.app, width, demo=load is not None)
     screen.set_class(height >= 45, "-tall")
 
 
-def label_tabs(screen: Screen, spec: QueueSpec | None, widths: dict[str, int]) -> None:
-    """Tab labels name the table and count its rows; short ones on small terminals.
-    `widths` keeps each count's widest width (see counted_label)."""
-    compact = screen.has_class("-compact")
+def panel_tabs(screen: Screen) -> tuple[tuple[KeyedTable, Tab], ...]:
+    """Each panel's table and the tab that names it, in PANELS order."""
     tabs = screen.query_one(TabbedContent)
-    for pane_id, table_id, _ in PANELS:
-        table = screen.query_one(f"#{table_id}", KeyedTable)
+    return tuple(
+        (screen.query_one(f"#{table_id}", KeyedTable), tabs.get_tab(pane_id))
+        for pane_id, table_id, _ in PANELS
+    )
+
+
+def label_tabs(
+    screen: Screen,
+    spec: QueueSpec | None,
+    widths: dict[str, int],
+    panels: Sequence[tuple[KeyedTable, Tab]] | None = None,
+) -> None:
+    """Tab labels name the table and count its rows; short ones on small terminals.
+    `widths` keeps each count's widest width (see counted_label); `panels` are
+    panel_tabs(screen), found once by a caller that labels the tabs on every poll."""
+    compact = screen.has_class("-compact")
+    for (pane_id, table_id, _), (table, tab) in zip(
+        PANELS, panels or panel_tabs(screen), strict=True
+    ):
         title = table.SHORT_TITLE if compact else table.TITLE
         if table_id == "locks":
-            title = f"{title} ({table.describe()})"
+            title = f"{title} ({table.describe(short=compact)})"
         count = "?" if table_id == "stale" and stale_unknown(spec) else str(table.count())
         label = counted_label(title, count, widths, pane_id)
-        tab = tabs.get_tab(pane_id)
         if tab.label_text != label:
             relabel(tab, label)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable
-from dataclasses import replace
 from multiprocessing import resource_tracker
 from typing import Any
 
@@ -99,7 +98,6 @@ LOADGEN_BINDINGS = [
 ]
 LOADGEN_ACTIONS = {b.action for b in LOADGEN_BINDINGS}
 LOADGEN_KNOBS = LOADGEN_ACTIONS - {"show_loadgen"}  # what changes the load: off when read-only
-FOOTER_OPTIONAL = LOADGEN_ACTIONS
 
 
 class LoadGenControls:
@@ -146,6 +144,12 @@ class LoadGenControls:
 
     def refresh(self) -> None:
         self.show(self.loadgen.stats())
+
+    def show_waiting(self, waiting: int) -> None:
+        """Sessions waiting on a lock, from the last poll: the strip shows them beside the
+        generator's own rates."""
+        with contextlib.suppress(NoMatches):
+            self._app.query_one(LoadStrip).show_waiting(waiting)
 
     def show(self, snap: LoadSnapshot) -> None:
         self.stats = snap
@@ -211,24 +215,6 @@ class LoadGenControls:
         }
         with contextlib.suppress(NoMatches):
             self._app.stale_table.set_crash_causes(causes)
-
-    def fit_footer(self, narrow: bool) -> None:
-        """Narrow terminals: the knobs leave the footer (help and palette still list them).
-
-        Binding.show is fixed per binding, so the app's own binding map is edited; if a
-        Textual release moves it, the knobs simply stay in the footer.
-        """
-        table = getattr(getattr(self._app, "_bindings", None), "key_to_bindings", None)
-        if not isinstance(table, dict):
-            return
-        changed = False
-        for items in table.values():
-            for i, b in enumerate(items):
-                if b.action in FOOTER_OPTIONAL and b.show == narrow:
-                    items[i] = replace(b, show=not narrow)
-                    changed = True
-        if changed:
-            self._app.refresh_bindings()
 
     def help_sections(self) -> list[tuple[str, Iterable]]:
         return [("load generator", LOADGEN_BINDINGS)]

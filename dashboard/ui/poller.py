@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Protocol
 
 import psycopg
@@ -30,12 +31,14 @@ from psycopg import errors
 from textual.timer import Timer
 
 from dashboard import db
+from dashboard.config.versions import SchemaChanged
 from dashboard.errors import UserError
-from dashboard.models import Snapshot
+from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
 from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
-from dashboard.ui.widgets.status import LinkState
+from dashboard.ui.replay.source import ReplaySource
+from dashboard.ui.widgets.status import SCHEMA_CHANGED, LinkState
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
 POLL_GROUP = "poll"
@@ -90,6 +93,23 @@ class SnapshotSource(Protocol):
 # How the app makes its source: factory(app, on_link=…), `app` for posting messages and
 # timers, `on_link` for what the header says about the link.
 SourceFactory = Callable[..., SnapshotSource]
+
+
+def source_factory(
+    spec: QueueSpec | None,
+    dsn: str | None,
+    interval: float,
+    poll: bool,
+    source: SourceFactory | None,
+    replay: Any,
+) -> SourceFactory:
+    """Where the app's snapshots come from: a replay's frames, the given `source`, the
+    database (a Poller, when polling with a spec and a DSN), else fixed ones."""
+    if replay is not None:
+        return partial(ReplaySource, replay)
+    if source is None and poll and spec is not None and dsn is not None:
+        return partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
+    return source or StaticSource
 
 
 class StaticSource:
@@ -260,6 +280,9 @@ class Poller:
             return
         except errors.LockNotAvailable as exc:  # lock timeout: e.g. a LOCK TABLE on the queue
             post(PollFailed(one_line_error(exc), "blocked"))
+            return
+        except SchemaChanged as exc:  # the connection is fine: the spec no longer maps it
+            post(PollFailed(one_line_error(exc), SCHEMA_CHANGED))
             return
         except (psycopg.OperationalError, UserError, OSError) as exc:
             self._drop_connection()

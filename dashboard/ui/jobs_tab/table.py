@@ -18,7 +18,8 @@ class BrowserTable(KeyedTable):
         Col("id", "job id", 9, R),
         Col("state", "state", 11),
         Col("tries", "tries", 5, R, drop=2),
-        Col("worker", "worker", 14, drop=3),
+        # wide enough for the demo's queuetop-worker-K; a longer name keeps its tail
+        Col("worker", "worker", 18, drop=3, middle=True),
         Col("age", "age", 7, R),
         Col("group", "group", 10, drop=4),
         Col("error", "last error", 24, fill=True, drop=1),

@@ -9,11 +9,10 @@ action and then calls `after_action`, which reads the page again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import psycopg
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,11 +22,12 @@ from textual.widgets import Static
 
 from dashboard.actions import ObservedJob, Skipped, foresee
 from dashboard.browse import BrowsedJob, BrowseQuery, JobRow, Page, PageStart, browse_roles
+from dashboard.browse.pages import first_role_with_jobs
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.queue_sql.dead_table import ALREADY_DEAD, dead_table
-from dashboard.text.untrusted import shown
 from dashboard.ui.jobs_tab.screens import FilterInputScreen, JobRowScreen
+from dashboard.ui.jobs_tab.status_line import role_text, status_line
 from dashboard.ui.jobs_tab.table import BrowserTable
 from dashboard.ui.screens.job_lookup import skipped_text
 from dashboard.ui.widgets.keyedtable import KeyedTable
@@ -139,12 +139,18 @@ class JobBrowser(Vertical):
             self.error = error
 
     def __init__(
-        self, spec: QueueSpec, source, groups: Callable[[], Sequence[str]] = tuple, **kwargs
+        self,
+        spec: QueueSpec,
+        source,
+        groups: Callable[[], Sequence[str]] = tuple,
+        counts: Callable[[], Mapping[str, int]] = dict,  # rows per role, from the last poll
+        **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.source = source
         self.groups = groups
+        self.counts = counts
         self.roles = browse_roles(spec)
         self.query = BrowseQuery(role=self.roles[0] if self.roles else "ready")
         self.starts: list[PageStart | None] = [None]  # where each page read so far began
@@ -168,8 +174,12 @@ class JobBrowser(Vertical):
     # --- reading ---------------------------------------------------------------------------
 
     def ensure_loaded(self) -> None:
-        """The first page, the first time the tab is shown."""
+        """The first page, the first time the tab is shown: of the first role with jobs
+        (failed, where it has none, would open on an empty page), unless `v` chose one."""
         if self.page is None and not self.loading:
+            if self.seq == 0:  # no page read yet, none asked for
+                role = first_role_with_jobs(self.roles, self.counts())
+                self.query = replace(self.query, role=role or self.query.role)
             self.reload()
 
     def reload(self) -> None:
@@ -220,45 +230,18 @@ class JobBrowser(Vertical):
     # --- the status line ------------------------------------------------------------------
 
     def describe_role(self) -> str:
-        dead = dead_table(self.spec)
-        if self.query.role == "dead" and dead is not None:
-            return (
-                f"dead (in {self.spec.table} and {dead})"
-                if self.spec.values("dead")
-                else f"dead (in {dead})"
-            )
-        return self.query.role
+        return role_text(self.spec, self.query.role)
 
     def _show_status(self) -> None:
-        q, page = self.query, self.page
-        line = Text()
-        line.append(shown(self.describe_role()), style="bold")  # names, typed text: escaped
-        line.append(f"  {'newest' if q.newest_first else 'oldest'} first")
-        if q.text:
-            line.append("  filter ")
-            line.append(shown(repr(q.text)), style="bold yellow")
-        if q.group is not None:
-            line.append("  group ")
-            line.append(shown(q.group), style="bold yellow")
-        number = len(self.starts)
-        if page is not None and not self.error:
-            if page.rows:
-                first = (number - 1) * q.limit + 1
-                line.append(
-                    f"  page {number}: rows {first}-{first + len(page.rows) - 1}"
-                    + (", more after (])" if page.has_more else ", the last")
-                )
-            else:
-                line.append("  no job here" if number == 1 else "  no more jobs")
-        marked = len(self.table.marked)
-        if marked:
-            line.append(f"  {marked} marked", style="bold")
-        if self.loading:
-            line.append("  reading…", style="dim")
-        if self.error:
-            line.append(f"  {shown(self.error)}", style="bold red")
-        line.append("   v role  o order  / filter  g group  [ ] pages  Enter row", style="dim")
-        line.no_wrap, line.overflow = True, "ellipsis"
+        line = status_line(
+            self.spec,
+            self.query,
+            self.page,
+            len(self.starts),
+            marked=len(self.table.marked),
+            loading=self.loading,
+            error=self.error,
+        )
         self.query_one("#browser-status", Static).update(line)
 
     # --- keys --------------------------------------------------------------------------------

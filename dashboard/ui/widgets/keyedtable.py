@@ -9,10 +9,8 @@ thousands of rows refreshes in the time a screenful takes. The cursor follows it
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -22,57 +20,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from dashboard.render.report import one_line
-from dashboard.text.untrusted import escape_controls
+from dashboard.ui.widgets.columns import Col, fit, fit_columns, justify
 
-
-@dataclass(frozen=True)
-class Col:
-    """A column. While the table is too narrow for every column, columns with a `drop`
-    rank are left out, highest rank first (the rightmost of a rank first); the `fill`
-    column (at most one) takes the width left over, `width` being its least."""
-
-    key: str
-    label: str
-    width: int
-    justify: Literal["left", "right"] = "left"
-    drop: int = 0  # 0: always shown
-    fill: bool = False
-
-
-def fit(value: Any, width: int) -> str:
-    """One line of exactly `width` cells: cut with an ellipsis, whitespace folded, other
-    control characters escaped (a query may hold anything; the terminal must only get
-    text)."""
-    text = "" if value is None else str(value)
-    if not text.isprintable():  # newlines, tabs, escapes: a query as it was typed
-        text = escape_controls(one_line(text, len(text)))  # one line, ESC shown as \x1b
-    if cell_len(text) > width:
-        text = set_cell_size(text, max(width - 1, 0)) + "…"
-    return text
-
-
-def _justify(text: str, col: Col, width: int) -> str:
-    gap = " " * (width - cell_len(text))
-    return gap + text if col.justify == "right" else text + gap
-
-
-def fit_columns(columns: Sequence[Col], room: int, pad: int) -> list[tuple[int, int]]:
-    """(column index, width) of the columns shown in `room` cells: columns dropped by
-    rank until the rest fit, then the fill column widened to use what is left. A
-    table still wider than the room scrolls sideways."""
-    shown = list(range(len(columns)))
-    total = sum(c.width + 2 * pad for c in columns)
-    by_rank = sorted(
-        (i for i, c in enumerate(columns) if c.drop), key=lambda i: (-columns[i].drop, -i)
-    )
-    for i in by_rank:
-        if total <= room:
-            break
-        shown.remove(i)
-        total -= columns[i].width + 2 * pad
-    spare = max(room - total, 0)
-    return [(i, columns[i].width + (spare if columns[i].fill else 0)) for i in shown]
+__all__ = ["Col", "KeyedTable", "fit", "fit_columns"]
 
 
 class KeyedTable(ScrollView, can_focus=True):
@@ -168,7 +118,7 @@ class KeyedTable(ScrollView, can_focus=True):
         self._width = sum(w + 2 * self.PADDING for _, w in layout)
         self._header = Strip(
             [
-                Segment(pad + _justify(fit(self.COLUMNS[i].label, w), self.COLUMNS[i], w) + pad)
+                Segment(pad + justify(fit(self.COLUMNS[i].label, w), self.COLUMNS[i], w) + pad)
                 for i, w in layout
             ],
             self._width,
@@ -215,7 +165,7 @@ class KeyedTable(ScrollView, can_focus=True):
         """The cells of a row as shown (cut to their columns, unpadded)."""
         key = self._keys[index]
         values = self.values(key, self.items[key])
-        return [fit(v, c.width) for c, v in zip(self.COLUMNS, values, strict=True)]
+        return [fit(v, c.width, c.middle) for c, v in zip(self.COLUMNS, values, strict=True)]
 
     def cell_text(self, key: str, column: str) -> str:
         """One cell as shown."""
@@ -299,7 +249,7 @@ class KeyedTable(ScrollView, can_focus=True):
         segments = []
         for index, width in self._layout:
             col, value = self.COLUMNS[index], raw[index]
-            text = _justify(fit(value, width), col, width)
+            text = justify(fit(value, width, col.middle), col, width)
             style = self.cell_style(col.key, value)
             segments.append(Segment(pad + text + pad, Style.parse(style) if style else None))
         line = Strip(segments, self._width)

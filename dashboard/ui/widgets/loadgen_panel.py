@@ -13,36 +13,19 @@ from textual.widgets import Static
 
 from dashboard.loadgen import LoadSnapshot, WorkerStats
 from dashboard.loadgen.demo import FIRST_RUN_HINT, describe
-from dashboard.loadgen.stats import COUNTERS, LATENCY_WINDOW_S, RATE_WINDOW_S
-from dashboard.render.fit import GAP, kept
+from dashboard.loadgen.stats import COUNTERS, RATE_WINDOW_S
+from dashboard.render.fit import GAP
 from dashboard.text.untrusted import escape_controls
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
-
-WINDOW = f"{LATENCY_WINDOW_S:g}s"  # the claim latency percentiles cover this recent window
-
-
-def _ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
-
-
-def _ms_unit(value: float | None) -> str:
-    return "-" if value is None else f"{_ms(value)} ms"
-
-
-def _rate(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
-
-
-def _producer(snap: LoadSnapshot, short: bool = False) -> str:
-    if "producer" in snap.reconnecting:
-        return "retrying" if short else "reconnecting"
-    if snap.rate <= 0:
-        return "off"
-    if snap.producer_paused:
-        return "paused" if short else f"{snap.rate:,g}/s paused"
-    return f"{snap.rate:,g}/s"
+from dashboard.ui.widgets.strip_parts import (
+    WINDOW,
+    StripPart,
+    fit_strip,
+    ms_unit,
+    producer,
+    rate,
+    strip_parts,
+)
 
 
 def _unreachable(snap: LoadSnapshot) -> bool:
@@ -78,78 +61,6 @@ def _double(snap: LoadSnapshot) -> Text:
     return Text(f"{snap.double_claims:,}", style)
 
 
-@dataclass(frozen=True)
-class StripPart:
-    """One number of the strip: its labels (long, short), value, style, and rank (0 always
-    shows; the highest rank leaves first when the line is too narrow)."""
-
-    label: str
-    short: str
-    value: str
-    style: str
-    rank: int
-
-    def width(self, short: bool) -> int:
-        return cell_len((self.short if short else self.label) + self.value)
-
-
-def strip_parts(snap: LoadSnapshot) -> list[StripPart]:
-    """In the order of the `s` story: how workers claim, what they get done, how long a
-    claim takes, how often they queue on a lock or fail on one (per second, like the rest:
-    the run's totals are in the counters, tab 5); then who runs, what crashed, the rest."""
-    waits, errors = snap.lock_waits_per_s, snap.lock_errors_per_s
-    return [
-        StripPart("", "", snap.strategy, "bold", 0),
-        StripPart(
-            "hold-tx ",
-            "hold-tx ",
-            "on" if snap.hold_tx else "off",
-            "bold yellow" if snap.hold_tx else "",
-            0,
-        ),
-        StripPart("done ", "done ", f"{_rate(snap.completions_per_s)}/s", "bold green", 0),
-        StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", _ms_unit(snap.recent_latency.p95), "", 0),
-        StripPart(
-            "lock waits ", "lock waits ", f"{_rate(waits)}/s", "bold yellow" if waits else "", 0
-        ),
-        StripPart(
-            "lock errors ", "lock err ", f"{_rate(errors)}/s", "bold yellow" if errors else "", 1
-        ),
-        StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
-        StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
-        StripPart(
-            "producer ",
-            "producer ",
-            _producer(snap),
-            "bold cyan" if snap.producer_paused else "",
-            2,
-        ),
-        StripPart("claims ", "claims ", f"{_rate(snap.claims_per_s)}/s", "", 3),
-    ]
-
-
-def fit_strip(
-    badge: Text, parts: list[StripPart], room: int | None, tail: StripPart | None = None
-) -> tuple[Text, list[StripPart], bool]:
-    """(badge, parts shown, short labels?) for `room` cells: every part with long labels
-    if they fit, else a short badge and short labels, the highest ranks leaving until the
-    rest fits. `tail` (an error) comes last and takes what is left, cut. None room (not
-    laid out yet): everything, long."""
-    if room is None:
-        return badge, parts, False
-    reserve = 0 if tail is None else len(GAP) + 24  # the tail gets at least this
-
-    def space(head: Text) -> int:
-        return room - cell_len(head.plain) - len(GAP) - reserve
-
-    long = [p.width(False) for p in parts]
-    if sum(long) + len(GAP) * (len(parts) - 1) <= space(badge):
-        return badge, parts, False
-    head = Text(" load ", badge.style)
-    keep = kept([p.width(True) for p in parts], [p.rank for p in parts], space(head), whole=True)
-    return head, [parts[i] for i in keep], True
-
-
 class LoadStrip(Static):
     """One line above the tables: the generator's knobs and rates beside the database's view.
 
@@ -157,9 +68,16 @@ class LoadStrip(Static):
     least needed numbers leave (never cut in the middle of one)."""
 
     _snap: LoadSnapshot | None = None
+    _waiting: int | None = None  # sessions waiting on a lock at the last poll
 
     def on_resize(self) -> None:
         self.show(self._snap)
+
+    def show_waiting(self, waiting: int) -> None:
+        """The database's count of sessions waiting on a lock, from each poll."""
+        if waiting != self._waiting:
+            self._waiting = waiting
+            self.show(self._snap)
 
     def show(self, snap: LoadSnapshot | None) -> None:
         self._snap = snap
@@ -176,7 +94,7 @@ class LoadStrip(Static):
             text.append(" stopped ", "bold white on red")
         elif snap.reconnecting:
             text.append(*_reconnecting_badge(snap))
-        parts, tail = strip_parts(snap), None
+        parts, tail = strip_parts(snap, self._waiting), None
         if snap.running and snap.reconnecting:
             # who is down, then why; the rest is stale anyway
             first = [p for p in parts if p.label in ("workers ", "producer ")]
@@ -258,24 +176,24 @@ class LoadSummary(Static):
             "workers",
             f"{snap.live_workers}/{snap.target_workers}",
             "producer",
-            _producer(snap, short=True),
+            producer(snap, short=True),
         )
         row(
             "claims/s",
-            _rate(snap.claims_per_s),
+            rate(snap.claims_per_s),
             "done/s",
-            Text(_rate(snap.completions_per_s), "green"),
+            Text(rate(snap.completions_per_s), "green"),
         )
         lat = snap.recent_latency
-        row("claim time", f"last {WINDOW}", "p50", _ms_unit(lat.p50))
-        row("p95", _ms_unit(lat.p95), "p99", _ms_unit(lat.p99))
+        row("claim time", f"last {WINDOW}", "p50", ms_unit(lat.p50))
+        row("p95", ms_unit(lat.p95), "p99", ms_unit(lat.p99))
         # what must stay visible first (a short pane cuts the last rows): rates, then the
         # two numbers that mean trouble, then the run's totals
         row(
             f"waits ({RATE_WINDOW_S:g}s)",
-            f"{_rate(snap.lock_waits_per_s)}/s",
+            f"{rate(snap.lock_waits_per_s)}/s",
             "lock err",
-            f"{_rate(snap.lock_errors_per_s)}/s",
+            f"{rate(snap.lock_errors_per_s)}/s",
         )
         row("double", _double(snap), "crashed", f"{snap.crashed:,}")
         row("claimed", f"{t.get('claimed', 0):,}", "done", f"{t.get('completed', 0):,}")
@@ -358,7 +276,7 @@ class WorkersTable(KeyedTable):
     """One row per worker process, keyed by its number K, as the generator counts it."""
 
     TITLE = "Load generator"
-    SHORT_TITLE = "Load gen"
+    SHORT_TITLE = "Load"
     COLUMNS = (
         # beside the summary an 80-column screen leaves ~35 cells: name and state stay
         Col("name", "worker", 21),

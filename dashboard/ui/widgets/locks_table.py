@@ -72,7 +72,10 @@ class LocksTable(KeyedTable):
             return "bold yellow"
         return None
 
-    def describe(self) -> str:
+    def describe(self, short: bool = False) -> str:
+        """Which sessions the table lists (the `l` filter); `short` for a narrow tab."""
+        if short:
+            return "queue" if self.queue_only else "all"
         return "queue sessions" if self.queue_only else "whole db"
 
     def action_toggle_fold(self) -> None:

@@ -38,19 +38,43 @@ def canvas_coords(data: Sequence[float], lim: Sequence[float], bins: int) -> lis
     return out
 
 
-def braille_cells(
+Coords = tuple[list[int], list[int], object]  # a series' points as canvas dots, its colour
+
+
+def _mask_chars() -> list[str]:
+    """Braille character by dot mask: bit i is dot i of plotext's code for a cell (its dot
+    rows top first, two dots a row)."""
+    return [
+        ut.braille_codes[tuple((mask >> i) & 1 for i in range(X_DOTS * Y_DOTS))]
+        for mask in range(1 << (X_DOTS * Y_DOTS))
+    ]
+
+
+BRAILLE = _mask_chars()
+
+
+def series_coords(
     series: Sequence[Series],
     xlim: tuple[float, float],
     ylim: tuple[float, float],
     width: int,
     height: int,
+) -> list[Coords]:
+    """Each series' points as dots of a canvas of width x height cells: what its picture
+    depends on (the same dots draw the same cells)."""
+    return [
+        (canvas_coords(xs, xlim, width * X_DOTS), canvas_coords(ys, ylim, height * Y_DOTS), color)
+        for xs, ys, color in series
+    ]
+
+
+def cells_of(
+    coords: Sequence[Coords], width: int, height: int
 ) -> dict[tuple[int, int], tuple[str, object]]:
     """(column, row) on a canvas of width x height cells -> (braille character, colour)."""
     cells: dict[tuple[int, int], tuple[str, object]] = {}
-    for xs, ys, color in series:
-        px = canvas_coords(xs, xlim, width * X_DOTS)
-        py = canvas_coords(ys, ylim, height * Y_DOTS)
-        dots: dict[tuple[int, int], list[int]] = {}  # cell -> its 8 dots
+    for px, py, color in coords:
+        dots: dict[tuple[int, int], int] = {}  # cell -> its 8 dots, a bit each
         last = len(px) - 1
         for n in range(last + 1):
             x0, y0 = px[n], py[n]
@@ -64,15 +88,26 @@ def braille_cells(
                 sy = (y1 - y0) / (a - 1) if a > 1 else 0
             for k in range(steps):
                 x, y = int(x0 + k * sx), int(y0 + k * sy)
-                bits = dots.get(cell := (x // X_DOTS, y // Y_DOTS))
-                if bits is None:
-                    bits = dots[cell] = [0] * 8
+                cell = (x // X_DOTS, y // Y_DOTS)
                 # plotext's code for a cell lists its dot rows top first: row 3 ... row 0
-                bits[(Y_DOTS - 1 - y % Y_DOTS) * X_DOTS + x % X_DOTS] = 1
-        for (col, row), bits in dots.items():
+                dots[cell] = dots.get(cell, 0) | 1 << (
+                    (Y_DOTS - 1 - y % Y_DOTS) * X_DOTS + x % X_DOTS
+                )
+        for (col, row), mask in dots.items():
             if 0 <= col < width and 0 <= row < height:
-                cells[col, row] = (ut.braille_codes[tuple(bits)], color)
+                cells[col, row] = (BRAILLE[mask], color)
     return cells
+
+
+def braille_cells(
+    series: Sequence[Series],
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
+    width: int,
+    height: int,
+) -> dict[tuple[int, int], tuple[str, object]]:
+    """(column, row) on a canvas of width x height cells -> (braille character, colour)."""
+    return cells_of(series_coords(series, xlim, ylim, width, height), width, height)
 
 
 @dataclass

@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
-
-from plotext._utility import colors_to_ansi
-from rich.console import Console
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
@@ -17,101 +10,70 @@ from textual_plotext.plot import Plot
 
 from dashboard.ui.history import History
 from dashboard.ui.widgets import plot_lines
+from dashboard.ui.widgets.plot_axes import (
+    downsample,
+    held_top,
+    nice_ticks,
+    tick_label,
+    window_s,
+)
+from dashboard.ui.widgets.plot_rows import FrameRow, line_style
 
-_CONSOLE = Console()
+__all__ = ["DepthPlot", "HistoryPlot", "downsample", "nice_ticks"]
+
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # plotext colours (names it knows, or 256-colour numbers): it has no "yellow", and an
 # unknown name silently draws in the axes' colour. 3 is the terminal's yellow, the one
-# Rich's "yellow" (the titles, the state panel) uses.
-ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": "magenta"}
-
-
-def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, list]:
-    """At most two points per bucket of consecutive points: its lowest and its highest.
-
-    A line of 300 points on a plot some 70 columns wide draws many segments into the same
-    braille cells, and plotext's cost grows with the points; keeping each bucket's extremes
-    (in time order) draws the same peaks and troughs.
-    """
-    n = len(xs)
-    if buckets < 1 or n <= 2 * buckets:
-        return xs, ys
-    out_x: list[float] = []
-    out_y: list[float] = []
-    for b in range(buckets):
-        lo, hi = b * n // buckets, (b + 1) * n // buckets
-        low = min(range(lo, hi), key=ys.__getitem__)
-        high = max(range(lo, hi), key=ys.__getitem__)
-        for i in sorted({low, high}):
-            out_x.append(xs[i])
-            out_y.append(ys[i])
-    return out_x, out_y
-
-
-def nice_ticks(top: float, whole: bool, rows: int = 8) -> list[float]:
-    """Round ticks from 0 up to `top` (whole numbers for counts), about one every third
-    row; a plot of 2 or 3 rows gets 0 and `top` itself (a round tick could share a row
-    with 0 and mislabel it)."""
-    if top <= 0:
-        return [0]
-    if rows < 4:
-        return [0, round(top) if whole else round(top, 1)]
-    raw = top / max(rows // 3, 1)  # a tick every third row or so: evenly placed
-    scale = 10 ** math.floor(math.log10(raw))
-    step = next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
-    if whole:
-        step = max(1, round(step))
-    if step > top:  # one tick a plot (5 rows or fewer): 0 alone would leave it without scale
-        return [0, round(top) if whole else round(top, 1)]
-    return [i * step for i in range(int(top // step) + 1)]
-
-
-def tick_label(value: float) -> str:
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
-
-
-@lru_cache(maxsize=256)
-def _rich_style(fullground, style, background) -> Style:
-    """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
-    return Text.from_ansi(colors_to_ansi(fullground, style, background) + "x").get_style_at_offset(
-        _CONSOLE, 0
-    )
+# Rich's "yellow" (the titles, the state panel) uses. Dead is 135 (a violet of the fixed
+# 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
+ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
+_FRAME_ERRORS = (AttributeError, IndexError, TypeError)  # plotext's internals moved
+# A plot is drawn again at most this often (seconds of its data, not of the clock): the
+# header, the state panel and the tables show every poll, and a history of minutes loses
+# nothing by a line that moves every 2 s (the default interval) at faster refreshes.
+REDRAW_EVERY_S = 2.0
 
 
 class HistoryPlot(PlotextPlot):
     """A plot of History series against seconds ago (0 = the latest poll).
 
     replot() works out what the plot would draw (points at the plot's resolution, axes);
-    if that is what it drew last time, plotext is not called and nothing repaints: a
-    flat line (no waiting sessions, no failures) costs nothing from one poll to the next.
+    if that is what it drew last time, nothing is drawn and nothing repaints: a flat line
+    (no waiting sessions, no failures) costs nothing from one poll to the next. The axes
+    come in steps (plot_axes), so the frame plotext builds is kept from one poll to the
+    next, and only the rows the lines cross are drawn again.
     """
 
     TITLE = ""
+    SHORT_TITLE = ""  # when TITLE does not fit the border
     WHOLE = True  # the series counts things: whole-number ticks
 
     def __init__(self, history: History, **kwargs) -> None:
         super().__init__(**kwargs)
         self.history = history
-        self.border_title = self.TITLE
+        self._title: Text | str | None = None  # what the border shows
         self._drawn: tuple | None = None
+        self._top: float | None = None  # the y axis' top, held while it fits the data
         self._strips: list[Strip] | None = None
         self._strips_size = Size(0, 0)  # the size they were drawn for
         self._on_screen: list[Strip] | None = None  # the strips last painted
-        self._frame_key: tuple | None = None  # what _frame_cells were built for
-        self._frame_cells: plot_lines.Cells | None = None
-        self._rows: dict[tuple, Strip] = {}  # the last picture's rows, by their cells
-        self._frame = Plot()  # axes and labels only: see _matrix_strips
+        self._frame = Plot()  # axes and labels only: see _frame_now
+        self._frame_key: tuple | None = None  # what the frame's rows were built for
+        self._frame_rows: list[FrameRow] = []  # top row first
+        self._coords: list[plot_lines.Coords] = []  # the lines as canvas dots
+        self._canvas: tuple[range, range] = (range(0), range(0))  # plotext's canvas cells
+        self._rows: dict[tuple, Strip] = {}  # the last picture's rows the lines crossed
         self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
         self._lims: tuple | None = None  # (xlim, ylim) of those lines
         self._ticks: list[float] = []  # the y ticks
         self._plotted = False  # self.plt holds this picture
+        self._drawn_at: tuple[float, Size] | None = None  # the data's time and the size
+        self._show_title()
 
     def on_mount(self) -> None:
         super().on_mount()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
-        self.replot()
+        self.replot(now=True)
 
     def _redraw(self) -> None:
         self._strips = None  # the same data in the new theme's colours
@@ -119,48 +81,73 @@ class HistoryPlot(PlotextPlot):
         self.refresh()
 
     def on_resize(self) -> None:
-        self.replot()  # the points kept depend on the width
+        self._show_title()
+        self.replot(now=True)  # the points kept depend on the width
 
     def on_show(self) -> None:
-        self.replot()  # shown again (a larger terminal): what it skipped while hidden
+        self.replot(now=True)  # shown again (a larger terminal): what it skipped while hidden
 
-    def replot(self) -> None:
+    # --- the border's title ------------------------------------------------------------------
+
+    def title(self, room: int) -> Text | str:
+        """The border's title for `room` cells."""
+        return self.TITLE if len(self.TITLE) <= room or not self.SHORT_TITLE else self.SHORT_TITLE
+
+    def _show_title(self) -> None:
+        title = self.title(max(self.size.width - 4, 0) if self.size.width else 999)
+        if title != self._title:  # setting it repaints the plot
+            self._title = title
+            self.border_title = title
+
+    # --- what to draw ------------------------------------------------------------------------
+
+    def replot(self, now: bool = False) -> None:
+        """Draw the history again if it moved the picture and, unless `now`, if the picture
+        is REDRAW_EVERY_S old (a history that starts again, as a replay's, is drawn)."""
         if not self.display:  # hidden on a small terminal: drawn when it is shown again
             return
         times = self.history.times
+        if not now and times and self._drawn_at is not None:
+            at, size = self._drawn_at
+            if size == self.size and 0 <= times[-1] - at < REDRAW_EVERY_S:
+                return
+        self._drawn_at = (times[-1], self.size) if times else None
         if not times:
-            drawing: tuple = ("no data yet", self.size)
-        else:
-            now = times[-1]
-            ages = [t - now for t in times]  # <= 0: seconds before the latest poll
-            lines = [
-                (downsample(ages, list(ys), max(self.size.width // 2, 1)), color)
-                for ys, color in self.series()
-            ]
-            top = max((max(ys) for (_, ys), _ in lines), default=0.0)
-            span = max(round(-ages[0]), 1)
-            # what the picture depends on, at the precision it can show
-            drawing = (
-                tuple((tuple(map(round, xs)), tuple(ys), color) for (xs, ys), color in lines),
-                span,
-                top,
-                self.size,
+            self._lines, self._lims, self._ticks, self._coords = [], None, [], []
+            self._draw(("no data yet", self.size))
+            return
+        latest = times[-1]
+        ages = [t - latest for t in times]  # <= 0: seconds before the latest poll
+        buckets = max(self.size.width // 2, 1)
+        lines = [(*downsample(ages, list(ys), buckets), color) for ys, color in self.series()]
+        top = max((max(ys) for _, ys, _ in lines), default=0.0)
+        self._top = held_top(top, self._top, self.WHOLE)
+        self._ticks = nice_ticks(self._top, self.WHOLE, rows=self.size.height - 2)
+        # counts and ages are never negative; a little room above the top
+        self._lims = ((-window_s(-ages[0]), 0), (0, self._top * 1.1))
+        self._lines = lines
+        try:
+            self._frame_now()
+        except _FRAME_ERRORS:  # the ANSI path (see render_line): points rounded to seconds
+            self._coords = []
+            self._draw(
+                (tuple((tuple(map(round, xs)), tuple(ys), c) for xs, ys, c in lines), self._lims)
             )
+            return
+        # the lines as canvas dots: the same dots on the same frame draw the same picture
+        cols, rows = self._canvas
+        self._coords = plot_lines.series_coords(lines, *self._lims, len(cols), len(rows))
+        self._draw(
+            (self._frame_key, tuple((tuple(px), tuple(py), c) for px, py, c in self._coords))
+        )
+
+    def _draw(self, drawing: tuple) -> None:
+        """Draw the picture `drawing` stands for, unless it is the one drawn last."""
         if drawing == self._drawn:
             return
         self._drawn = drawing
         self._plotted = False  # self.plt holds an older picture (see plotext_figure)
-        if not times:
-            self._lines, self._lims, self._ticks = [], None, []
-        else:
-            self._ticks = nice_ticks(top, self.WHOLE, rows=self.size.height - 2) if top else [0, 1]
-            # counts and ages are never negative
-            self._lims = ((-span, 0), (0, max(top, self._ticks[-1], 1) * 1.1))
-            self._lines = [(xs, ys, color) for (xs, ys), color in lines]
-        # the frame alone: the lines are drawn by plot_lines. One point far off the canvas
-        # stands for them, so that plotext draws the axes as it does for data.
-        stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
-        self._configure(self._frame, stand_in)
+        self._show_title()
         self._repaint()
 
     def plotext_figure(self):  # -> the Plot (self.plt), holding the whole picture
@@ -181,7 +168,7 @@ class HistoryPlot(PlotextPlot):
             return
         try:
             new = self._matrix_strips()
-        except (AttributeError, IndexError, TypeError):  # the ANSI path: see render_line
+        except _FRAME_ERRORS:  # the ANSI path: see render_line
             self.refresh()
             return
         self._strips = new
@@ -209,23 +196,24 @@ class HistoryPlot(PlotextPlot):
         xticks = [xlo, xlo // 2, 0]
         plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
 
-    # --- drawing: plotext's cell matrix straight into strips ---------------------------------
+    # --- drawing: plotext's frame, the lines drawn into it here ------------------------------
 
     def render_line(self, y: int) -> Strip:
         """One line of the plot.
 
         PlotextPlot.render() asks plotext for an ANSI string, which Rich parses back into
         styled text and Textual converts again: that round trip cost more than plotext's
-        own drawing. The cells plotext drew (character, colours, style per cell) are read
-        here instead and turned into strips once per change; each distinct colour triple is
-        translated by plotext's own ANSI code and Rich's decoder, so the colours are the
-        ones the string would have had. Should plotext's internals change, the widget falls
-        back to the ANSI string.
+        own drawing. The cells plotext drew for the frame (character, colours, style per
+        cell) are read here instead, the lines are drawn into them (plot_lines), and rows
+        become strips once per change; each distinct colour triple is translated by
+        plotext's own ANSI code and Rich's decoder, so the colours are the ones the string
+        would have had. Should plotext's internals change, the widget falls back to the
+        ANSI string.
         """
         if self._strips is None:
             try:
                 self._strips = self._matrix_strips()
-            except (AttributeError, IndexError, TypeError):
+            except _FRAME_ERRORS:
                 self._strips = []
         if not self._strips:
             self.plotext_figure()
@@ -235,61 +223,61 @@ class HistoryPlot(PlotextPlot):
             return self._strips[y]
         return Strip.blank(self.size.width, self.rich_style)
 
-    def _matrix_strips(self) -> list[Strip]:
-        """The frame from plotext, the lines drawn into it here (plot_lines), as strips."""
-        return self._strips_of(self._frame, self._lines)
-
-    def _cells_of(self, plot) -> plot_lines.Cells:
-        """`plot` built by plotext at this size and theme. The frame's cells are kept: until
-        its limits, ticks, size or theme change, the next lines are drawn on a copy."""
+    def _frame_now(self) -> bool:
+        """The frame's rows, built by plotext at this size and theme when its limits, ticks,
+        size or theme changed, and kept until they change again. True: built now."""
         width, height = self.size
         theme = self._get_plotext_theme_name(self.app.theme)
         key = (self.size, theme, self._lims, tuple(self._ticks), bool(self._lines))
-        if plot is self._frame and self._frame_cells is not None and self._frame_key == key:
-            return self._frame_cells.copy()
+        if key == self._frame_key:
+            return False
+        # one point far off the canvas stands for the lines, so that plotext draws the
+        # axes as it does for data
+        stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
+        plot = self._frame
+        self._configure(plot, stand_in)
         plot.plotsize(width, height)
         plot._set_size(width, height)
         plot.theme(theme)
         plot._set_sizes()
         plot._build_matrix()
-        cells = plot_lines.Cells.of(plot.monitor.matrix)
-        if plot is self._frame:
-            self._frame_key, self._frame_cells = key, cells.copy()
-        return cells
+        m = plot.monitor.matrix
+        self._canvas = (m.Cols_canvas, m.Rows_canvas)
+        self._frame_rows = [
+            FrameRow.of(m, r, self._canvas[0], width)
+            for r in reversed(range(len(m.marker)))  # plotext counts rows from the bottom
+        ]
+        self._frame_key = key
+        self._rows = {}
+        return True
 
-    def _strips_of(self, plot, lines: list) -> list[Strip]:
-        """Build `plot` at this size and theme, draw `lines` on its canvas, read its cells."""
-        width, _ = self._strips_size = self.size
-        matrix = self._cells_of(plot)
-        if lines:
-            plot_lines.draw(matrix, lines, *self._lims)
-        strips = []
-        made: dict[tuple, Strip] = {}  # this picture's rows, by their cells
-        for row in reversed(range(len(matrix.marker))):  # plotext counts rows from the bottom
-            key = (
-                width,
-                tuple(matrix.marker[row]),
-                tuple(matrix.fullground[row]),
-                tuple(matrix.style[row]),
-                tuple(matrix.background[row]),
+    def _matrix_strips(self) -> list[Strip]:
+        """The frame's strips, with the rows the lines cross drawn again; a row whose line
+        cells are the ones it had last time keeps its strip."""
+        self._strips_size = self.size
+        rebuilt = self._frame_now()
+        strips = [row.strip for row in self._frame_rows]
+        if not self._lines:
+            return strips
+        cols, rows = self._canvas
+        if rebuilt or not self._coords:  # another canvas than replot() placed the lines on
+            self._coords = plot_lines.series_coords(self._lines, *self._lims, len(cols), len(rows))
+        crossed: dict[int, list] = {}  # row from the top -> its line cells
+        bottom = len(self._frame_rows) - 1
+        for (col, row), (marker, color) in plot_lines.cells_of(
+            self._coords, len(cols), len(rows)
+        ).items():
+            crossed.setdefault(bottom - (row + rows.start), []).append(
+                (col + cols.start, marker, color)
             )
-            if (strip := self._rows.get(key)) is not None:  # the same row as last time
-                strips.append(made.setdefault(key, strip))
-                continue
-            cells = zip(*key[1:], strict=True)
-            segments: list[Segment] = []
-            run: list[str] = []
-            look = None
-            for char, *colors in cells:
-                if colors != look:
-                    if run:
-                        segments.append(Segment("".join(run), _rich_style(*look)))
-                    run, look = [], colors
-                run.append(char)
-            if run:
-                segments.append(Segment("".join(run), _rich_style(*look)))
-            strip = made[key] = Strip(segments).crop_extend(0, width, None)
-            strips.append(strip)
+        made: dict[tuple, Strip] = {}
+        for y, cells in crossed.items():
+            cells.sort(key=lambda cell: cell[0])
+            key = (y, tuple(cells))
+            strip = self._rows.get(key)
+            if strip is None:
+                strip = self._frame_rows[y].with_cells(cells)
+            strips[y] = made[key] = strip
         self._rows = made
         return strips
 
@@ -299,17 +287,28 @@ class HistoryPlot(PlotextPlot):
 
 
 class DepthPlot(HistoryPlot):
-    TITLE = "Jobs: [cyan]ready[/] [yellow]running[/] [red]failed[/] [magenta]dead[/]"
+    """Jobs per role; the title is the legend, each role in its line's own colour."""
+
+    def _roles(self) -> list[str]:
+        # failed and dead only while they have jobs: their lines are not drawn otherwise
+        return [
+            role
+            for role in DEPTH_ROLES
+            if role not in ("failed", "dead") or any(self.history.depth[role])
+        ]
+
+    def title(self, room: int) -> Text:
+        legend = Text("Jobs:")
+        for role in self._roles():
+            legend.append(" ")
+            legend.append(role, line_style(ROLE_COLORS[role]))
+        if len(legend) > room:  # a narrow plot: the legend alone
+            legend = legend[len("Jobs: ") :]
+        return legend
 
     def series(self) -> list[tuple[list[float], str | int]]:
         # done only grows: it would flatten the backlog lines, and throughput shows it
-        out = []
-        for role in DEPTH_ROLES:
-            ys = list(self.history.depth[role])
-            if role in ("failed", "dead") and not any(ys):
-                continue
-            out.append((ys, ROLE_COLORS[role]))
-        return out
+        return [(list(self.history.depth[role]), ROLE_COLORS[role]) for role in self._roles()]
 
 
 class SeriesPlot(HistoryPlot):
@@ -324,16 +323,19 @@ class SeriesPlot(HistoryPlot):
 
 class ThroughputPlot(SeriesPlot):
     TITLE = "Throughput (jobs done/s)"
+    SHORT_TITLE = "Done/s"
     SERIES, COLOR = "throughput", "green"
     WHOLE = False
 
 
 class OldestReadyPlot(SeriesPlot):
     TITLE = "Oldest ready job (age, s)"
+    SHORT_TITLE = "Oldest ready, s"
     SERIES, COLOR = "oldest_ready_s", "cyan"
     WHOLE = False
 
 
 class WaitingPlot(SeriesPlot):
     TITLE = "Sessions waiting on locks"
+    SHORT_TITLE = "Waiting"
     SERIES, COLOR = "waiting", "red"

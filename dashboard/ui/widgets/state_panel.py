@@ -15,7 +15,7 @@ ROLE_STYLES = {
     "running": "yellow",
     "done": "green",
     "failed": "red",
-    "dead": "magenta",
+    "dead": "color(135)",  # the plots' colour for dead (see plots.ROLE_COLORS)
 }
 
 

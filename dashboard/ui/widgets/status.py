@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.strip import Strip
+from textual.widget import Widget
 
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
@@ -21,6 +22,7 @@ class LinkState:
     reason: str = ""  # long, shown last: the error that broke the poll
 
 
+SCHEMA_CHANGED = "schema changed"
 FRESH = ("connecting", "live", "slow", "paused", "static", "REPLAY")
 STYLES = {
     "connecting": "bold yellow",
@@ -34,6 +36,9 @@ STYLES = {
     "internal error": "bold white on red",
     "static": "bold",
     "REPLAY": "bold white on magenta",  # queuetop replay: a recorded frame, not the server now
+    # the library under the queue was upgraded (or downgraded) mid-watch: the connection is
+    # fine, the spec no longer maps the schema
+    SCHEMA_CHANGED: "bold white on dark_magenta",
 }
 
 
@@ -47,10 +52,39 @@ def place(snap: Snapshot | None, dsn: str | None, spec: QueueSpec | None) -> tup
     return shown(where), shown(spec.table) if spec else "-"
 
 
-class StatusBar(Static):
-    """One line: server, database, queue table, refresh interval, connection state."""
+def deadlock_rate(per_s: float) -> str:
+    """Deadlocks per second as the header shows them: two figures below 0.1/s."""
+    return f"{per_s:.2f}/s" if per_s < 0.1 else f"{per_s:.1f}/s"
+
+
+class StatusBar(Widget):
+    """One line: server, database, queue table, refresh interval, connection state.
+
+    Drawn from its Text straight into a strip: as a Static, laying out one line of text
+    cost more than building it, on every poll."""
+
+    DEFAULT_CSS = "StatusBar { height: 1; }"
 
     _text: Text | None = None
+    _strip: Strip | None = None  # _text drawn at _strip_width
+    _strip_width = 0
+
+    def render(self) -> Text:
+        """The line as text (what render_line draws)."""
+        return self._text or Text()
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.rich_style
+        if y or self._text is None:
+            return Strip.blank(width, base)
+        if self._strip is None or self._strip_width != width:
+            text = self._text.copy()
+            text.truncate(width, overflow="ellipsis")
+            self._strip = Strip(list(text.render(self.app.console, end=""))).crop_extend(
+                0, width, None
+            )
+            self._strip_width = width
+        return self._strip.apply_style(base)
 
     def show(
         self,
@@ -73,6 +107,8 @@ class StatusBar(Static):
             text.append(" read-only ", "italic")
         if actions:  # e.g. "actions off": pressing an action key says why
             text.append(f" {actions} ", "yellow")
+        if snap is not None and snap.deadlocks_per_s:  # pg_stat_database: only when not 0
+            text.append(f" deadlocks {deadlock_rate(snap.deadlocks_per_s)} ", "bold red")
         if snap is not None:  # how fresh the data is: before anything a long name could cut
             text.append(
                 f" {'at' if link.kind in FRESH else 'last data'} {snap.taken_at:%H:%M:%S}", "dim"
@@ -96,5 +132,5 @@ class StatusBar(Static):
         if link.reason:
             text.append(f"  {shown(link.reason)}", "red")
         if text != self._text:  # one line, always: a new text never moves anything else
-            self._text = text
-            self.update(text, layout=False)
+            self._text, self._strip = text, None
+            self.refresh()

@@ -164,7 +164,7 @@ class IdleTable(KeyedTable):
     """Sessions idle in a transaction, oldest transaction first, with their xmin age."""
 
     TITLE = "Idle in transaction"
-    SHORT_TITLE = "Idle xact"
+    SHORT_TITLE = "Idle"
     BINDINGS = session_bindings("idle")
     COLUMNS = (
         Col("pid", "pid", 7, R),
@@ -214,7 +214,7 @@ class StaleLeaseTable(KeyedTable):
     """
 
     TITLE = "Stale leases"
-    SHORT_TITLE = "Stale leases"
+    SHORT_TITLE = "Stale"
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark", tooltip="Mark or unmark the stale lease"),
         Binding("a", "mark_all", "Mark all", tooltip="Mark every stale lease shown"),
@@ -249,6 +249,7 @@ class StaleLeaseTable(KeyedTable):
         self.marked: set[str] = set()
         # the load generator's crashes: job id -> "! crash" (the `!` key) or "random crash"
         self.crash_causes: dict[str, str] = {}
+        self._title: str | None = None  # the threshold line shown
 
     def set_crash_causes(self, causes: dict[str, str]) -> None:
         if causes != self.crash_causes:
@@ -260,7 +261,10 @@ class StaleLeaseTable(KeyedTable):
         return "bold yellow" if column == "alive" and value == ALIVE[True] else None
 
     def update_from(self, snap: Snapshot) -> None:
-        self.border_title = stale_threshold_text(snap.threshold)
+        title = stale_threshold_text(snap.threshold)
+        if title != self._title:  # setting a title repaints, hidden or not: only a change
+            self._title = title
+            self.border_title = title
         leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
         # a job that is no longer stale loses its mark: it must not be recovered by surprise
         self.marked &= {str(s.id) for s in leases}

@@ -1,0 +1,107 @@
+"""A plot's rows as strips: plotext's cells in Rich styles, the frame's rows kept, and the
+rows a line crosses drawn again at the cost of their line cells."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from plotext._utility import colors_to_ansi
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+
+_CONSOLE = Console()
+
+
+@lru_cache(maxsize=256)
+def _rich_style(fullground, style, background) -> Style:
+    """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
+    return Text.from_ansi(colors_to_ansi(fullground, style, background) + "x").get_style_at_offset(
+        _CONSOLE, 0
+    )
+
+
+def line_style(color) -> Style:
+    """The style a line of this plotext colour is drawn in (a legend uses it too)."""
+    return _rich_style(color, "default", "default")
+
+
+def _strip(marker, fullground, style, background, width: int) -> Strip:
+    """One row of plotext cells as a strip: a segment per run of the same colours."""
+    segments: list[Segment] = []
+    run: list[str] = []
+    look = None
+    for char, *colors in zip(marker, fullground, style, background, strict=True):
+        if colors != look:
+            if run:
+                segments.append(Segment("".join(run), _rich_style(*look)))
+            run, look = [], colors
+        run.append(char)
+    if run:
+        segments.append(Segment("".join(run), _rich_style(*look)))
+    return Strip(segments).crop_extend(0, width, None)
+
+
+class FrameRow:
+    """One row of a plot's frame as plotext built it: its strip, and what a row with line
+    cells on the canvas needs (the cells outside the canvas as segments, the canvas'
+    blank cell), so that such a row costs its line cells, not its width."""
+
+    def __init__(self, cells: tuple[list, list, list, list], canvas: range, width: int) -> None:
+        self.cells = cells
+        self.width = width
+        self.strip = _strip(*cells, width)
+        marker, fullground, style, background = cells
+        inside = {(marker[x], fullground[x], style[x], background[x]) for x in canvas}
+        self.canvas = canvas
+        self.blank = next(iter(inside)) if len(inside) == 1 else None  # else: cell by cell
+        if self.blank is not None:
+            self.left = list(_strip(*(a[: canvas.start] for a in cells), canvas.start))
+            self.right = list(_strip(*(a[canvas.stop :] for a in cells), width - canvas.stop))
+            self.blank_style = _rich_style(*self.blank[1:])
+
+    @classmethod
+    def of(cls, matrix, row: int, canvas: range, width: int) -> FrameRow:
+        return cls(
+            (
+                matrix.marker[row][:],
+                matrix.fullground[row][:],
+                matrix.style[row][:],
+                matrix.background[row][:],
+            ),
+            canvas,
+            width,
+        )
+
+    def with_cells(self, cells: list[tuple[int, str, object]]) -> Strip:
+        """This row with line cells (column, braille character, colour; in column order)
+        drawn on its canvas, as plotext's insert_element would: a marker, its colour, the
+        default style, the background kept."""
+        if self.blank is None:
+            marker, fullground, style, background = (list(a) for a in self.cells)
+            for x, char, color in cells:
+                marker[x], fullground[x], style[x] = char, color, "default"
+            return _strip(marker, fullground, style, background, self.width)
+        blank, background = self.blank[0], self.blank[3]
+        segments = list(self.left)
+        x = self.canvas.start
+        run: list[str] = []
+        look = None
+        for col, char, color in cells:
+            if col != x or color != look:  # a gap, or another colour: the run ends
+                if run:
+                    segments.append(Segment("".join(run), _rich_style(look, "default", background)))
+                    run = []
+                if col != x:
+                    segments.append(Segment(blank * (col - x), self.blank_style))
+                look = color
+            run.append(char)
+            x = col + 1
+        if run:
+            segments.append(Segment("".join(run), _rich_style(look, "default", background)))
+        if x < self.canvas.stop:
+            segments.append(Segment(blank * (self.canvas.stop - x), self.blank_style))
+        segments += self.right
+        return Strip(segments, self.width)
