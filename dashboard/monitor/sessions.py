@@ -236,7 +236,7 @@ def parse(row: tuple, rows_read: bool) -> SessionsRead:
 def read_sessions(
     conn: psycopg.Connection,
     spec: QueueSpec,
-    stmt: sql.Composed,
+    stmt: sql.Composed | bytes,
     values: tuple[str, ...] | None,
     seen_ids: list[Any],
 ) -> SessionsRead:
