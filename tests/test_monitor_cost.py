@@ -17,7 +17,7 @@ from dashboard.cli import main
 from dashboard.models import QueueSpec
 from dashboard.monitor import Monitor
 from dashboard.monitor import counts as counting
-from dashboard.monitor.budget import PACE_FLOOR_S, SHARE
+from dashboard.monitor.budget import FIRST_READ_PACE_S, PACE_FLOOR_S, SHARE
 from dashboard.monitor.plan import plan_counts
 from dashboard.queue_sql.parts import queue_parts
 from dashboard.setup import schema
@@ -244,8 +244,15 @@ def test_costly_section_is_read_less_often_and_carries_its_age(dsn, connect):
     interval = 0.1  # the cheap sections cost well under SHARE of it; the pass does not
     with db.connect_monitor(dsn) as mon:
         monitor = Monitor(demo_spec(mon), interval, clock=lambda: now[0])
-        first = monitor.poll(mon)
+        cold = monitor.poll(mon)
+        scan = {s.name: s for s in cold.sections}["scan"]
+        paced = max(interval, scan.cost_ms / 1000 / SHARE)
+        # the first read is cold: it paces the pass at most FIRST_READ_PACE_S
+        assert scan.every_s == pytest.approx(min(paced, FIRST_READ_PACE_S), rel=0.01)
+        now[0] += scan.every_s
+        first = monitor.poll(mon)  # the second read: its cost is the one that paces
         scan = {s.name: s for s in first.sections}["scan"]
+        assert scan.age_s == 0
         assert scan.cost_ms / 1000 > PACE_FLOOR_S  # a read worth pacing
         assert scan.every_s == pytest.approx(max(interval, scan.cost_ms / 1000 / SHARE), rel=0.01)
         assert scan.every_s > interval
@@ -265,6 +272,8 @@ def test_budget_room_and_pacing():
     from dashboard.monitor.budget import BUDGET, HEADROOM, LoadMeter, Section
 
     section = Section("scan")
+    section.succeeded("data", cost_s=0.6, now=0.0, interval=1.0)
+    assert section.every_s == FIRST_READ_PACE_S  # a first read is cold: it paces at most so
     section.succeeded("data", cost_s=0.6, now=0.0, interval=1.0)
     assert section.every_s == pytest.approx(0.6 / SHARE)
     assert not section.due(10.0, 1.0) and section.due(0.6 / SHARE, 1.0)

@@ -25,6 +25,10 @@ MAX_EVERY_S = 300.0
 # A read faster than this is never paced: on a busy client its wall time is mostly the
 # client's own, and the counts of one poll had better be of one moment.
 PACE_FLOOR_S = 0.02
+# A section's first read is cold (its statement planned, the catalog read, the pages not
+# cached) and can cost ten times the next: it paces the section at most this long, until
+# a second read measures the cost that lasts (a costly one still waits for the budget).
+FIRST_READ_PACE_S = 2.0
 
 
 class DbTimer:
@@ -81,10 +85,13 @@ class Section:
         return now - self.tried_at >= max(self.every_s, interval) - 0.5 * min(interval, 1.0)
 
     def succeeded(self, data: Any, cost_s: float, now: float, interval: float) -> None:
+        first = self.read_at is None
         self.data, self.cost_s, self.read_at, self.tried_at = data, cost_s, now, now
         self.read_wall = datetime.now(timezone.utc)
         self.error, self.failures = None, 0
         self.every_s = period(cost_s, interval, self.share, self.floor_s)
+        if first:
+            self.every_s = min(self.every_s, max(interval, FIRST_READ_PACE_S))
 
     def failed(
         self, error: str, cost_s: float, now: float, interval: float, *, back_off: bool = True
