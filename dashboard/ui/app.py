@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from textual.actions import SkipAction
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import TabbedContent
@@ -41,7 +41,7 @@ from dashboard.ui.messages import (
     RecoveryFailed,
     SnapshotReady,
 )
-from dashboard.ui.plain import PlainNotify
+from dashboard.ui.plain import PlainApp
 from dashboard.ui.poller import POLL_GROUP, SnapshotSource, SourceFactory, source_factory
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.replay.keys import replay_allows
@@ -60,7 +60,7 @@ from dashboard.ui.widgets.tables import StaleLeaseTable
 __all__ = ["BROWSER_TAB", "INTERVALS", "PANELS", "QueuetopApp"]
 
 
-class QueuetopApp(PlainNotify, App):  # PlainNotify: no notification is ever markup
+class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     """The main screen: header, state panel, history plots, and four diffed tables.
 
     `snapshots` feeds fixed snapshots (tests, screenshots); `poll=False` never touches a

@@ -4,16 +4,17 @@ A status value, a job id, a worker name, a query or a reason comes from the data
 a spec, the audit trail, a worker) and may hold Textual/Rich markup (`[@click=…]` runs an
 action when clicked) or terminal controls (ESC ] 52 sets the clipboard). Whatever shows
 it goes through here: `plain()` makes a `Text`, which no widget parses as markup, from
-the escaped value; `PlainNotify` makes every notification of an app plain the same way,
-so that no caller of `notify` can forget.
+the escaped value; `PlainApp`, the base of queuetop's apps, makes every notification
+plain the same way, so that no caller of `notify` can forget.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.style import Style
 from rich.text import Text
+from textual.app import App
 from textual.notifications import SeverityLevel
 
 from dashboard.text.untrusted import escape_controls, shown
@@ -29,12 +30,13 @@ def plain_lines(value: object, style: str | Style = "", **options: Any) -> Text:
     return Text(shown(value, keep_newlines=True), style=style, **options)
 
 
-class PlainNotify:
-    """A mixin for an App (`class MyApp(PlainNotify, App)`): every notification plain text,
-    message and title escaped, never markup.
+ReturnType = TypeVar("ReturnType")
 
-    Widgets' and screens' `notify` call the app's, so this is the one place for all of
-    them (a status value in a warning, a job id in a result, an error from the server).
+
+class PlainApp(App[ReturnType]):
+    """An App whose every notification is plain text, message and title escaped, never
+    markup. Widgets' and screens' `notify` call the app's, so this is the one place for all
+    of them (a status value in a warning, a job id in a result, an error from the server).
     """
 
     def notify(
@@ -46,7 +48,7 @@ class PlainNotify:
         timeout: float | None = None,
         markup: bool = True,  # noqa: ARG002 (ignored: untrusted text is never markup)
     ) -> None:
-        super().notify(  # type: ignore[misc]
+        super().notify(
             escape_controls(str(message), keep_newlines=True),
             title=escape_controls(str(title)),
             severity=severity,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
@@ -16,7 +16,7 @@ from dashboard.discover.overview import Overview, OverviewRow
 from dashboard.errors import UserError
 from dashboard.render.report import age
 from dashboard.text.untrusted import escape_controls
-from dashboard.ui.plain import PlainNotify
+from dashboard.ui.plain import PlainApp
 
 COLUMNS = ("queue", "library", "ready", "running", "oldest ready", "stale", "waiting", "note")
 
@@ -50,7 +50,7 @@ def row_cells(row: OverviewRow) -> tuple[Text, ...]:
     )
 
 
-class OverviewApp(PlainNotify, App[int | None]):
+class OverviewApp(PlainApp[int | None]):
     """Returns the index of the queue picked (Enter), or None (q)."""
 
     TITLE = "queuetop: queues"
