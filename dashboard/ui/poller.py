@@ -38,6 +38,7 @@ from dashboard.monitor import Monitor
 from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
 from dashboard.ui.replay.source import ReplaySource
+from dashboard.ui.static_source import StaticSource
 from dashboard.ui.widgets.status import SCHEMA_CHANGED, LinkState
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
@@ -110,47 +111,6 @@ def source_factory(
     if source is None and poll and spec is not None and dsn is not None:
         return partial(Poller, monitor=Monitor(spec, interval), dsn=dsn, interval=interval)
     return source or StaticSource
-
-
-class StaticSource:
-    """Fixed snapshots (tests, screenshots): nothing is polled, the header says static."""
-
-    live = False
-    polls_started = 0
-    failures = 0
-
-    def __init__(self, app: Any, on_link: Callable[[LinkState], None]) -> None:
-        on_link(LinkState("static"))
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-    def poll_now(self) -> None:
-        pass
-
-    def poll_soon(self) -> None:
-        pass
-
-    def request_exact(self) -> bool:
-        return False
-
-    def pause(self, paused: bool) -> None:
-        pass
-
-    def set_interval(self, seconds: float) -> None:
-        pass
-
-    def landed(self, snap: Snapshot) -> None:
-        pass
-
-    def failed(self, message: PollFailed) -> None:
-        pass
-
-    def crashed(self, error: BaseException | None) -> None:
-        pass
 
 
 class Poller:

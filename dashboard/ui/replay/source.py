@@ -10,16 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dashboard.models import Snapshot
-from dashboard.ui.messages import PollFailed
 from dashboard.ui.replay.driver import ReplayDriver
+from dashboard.ui.static_source import StaticSource
 from dashboard.ui.widgets.status import LinkState
 
 
-class ReplaySource:
-    live = False
-    polls_started = 0
-    failures = 0
+class ReplaySource(StaticSource):
+    """No polling: the driver posts the frames (StaticSource's calls do nothing)."""
 
     def __init__(self, driver: ReplayDriver, app: Any, on_link: Callable[[LinkState], None]):
         self.driver = driver
@@ -29,30 +26,3 @@ class ReplaySource:
 
     def start(self) -> None:
         self.driver.attach(self._app)
-
-    def stop(self) -> None:
-        pass
-
-    def poll_now(self) -> None:
-        pass
-
-    def poll_soon(self) -> None:
-        pass
-
-    def request_exact(self) -> bool:
-        return False
-
-    def pause(self, paused: bool) -> None:
-        pass
-
-    def set_interval(self, seconds: float) -> None:
-        pass
-
-    def landed(self, snap: Snapshot) -> None:
-        pass
-
-    def failed(self, message: PollFailed) -> None:
-        pass
-
-    def crashed(self, error: BaseException | None) -> None:
-        pass
