@@ -5,78 +5,21 @@ shown, the tty's own modes (echo, canonical input) back; the demo's workers stop
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import select
 import signal
-import struct
-import subprocess
-import sys
 import termios
-import time
 
 import psycopg
 import pytest
 from demo_queue import setup_demo
 from helpers import wait_until
+from pty_run import PtyRun
 
 DEC_MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")
 # a terminal's defaults: the cursor shown (25), lines wrapped (7); every other mode off
 # (the alternate screen 1049, mouse reporting 1000/1003/1006, focus events 1004, ...)
 DEFAULT_ON = {"25", "7"}
-
-
-class PtyRun:
-    """queuetop on a pseudo-terminal of 120x40, its output collected."""
-
-    def __init__(self, argv: list[str], home: str):
-        self.master, self.slave = os.openpty()
-        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        self.tty_modes = termios.tcgetattr(self.slave)
-        env = {
-            k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")
-        }
-        env.update(QUEUETOP_HOME=home, TERM="xterm-256color")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dashboard", *argv],
-            env=env,
-            stdin=self.slave,
-            stdout=self.slave,
-            stderr=self.slave,
-        )
-        self.output = b""
-
-    def read(self, timeout: float) -> None:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if ready:
-            try:
-                self.output += os.read(self.master, 65536)
-            except OSError:  # EIO: nobody has the terminal open any more
-                pass
-
-    def read_until(self, *needles: bytes, timeout: float = 60.0) -> None:
-        """A guard against a hang, not a timing assertion."""
-        deadline = time.monotonic() + timeout
-        while not all(n in self.output for n in needles):
-            assert self.proc.poll() is None, repr(self.output[-300:])
-            assert time.monotonic() < deadline, f"never saw {needles}: {self.output[-300:]!r}"
-            self.read(0.2)
-
-    def finish(self, timeout: float = 60.0) -> int:
-        deadline = time.monotonic() + timeout
-        while self.proc.poll() is None:
-            assert time.monotonic() < deadline, "the dashboard did not exit"
-            self.read(0.2)
-        self.read(0.2)
-        return self.proc.returncode
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self.master)
-        os.close(self.slave)
 
 
 def final_modes(output: bytes) -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from rich.style import Style
 from rich.text import Text
 from textual.app import App
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 
 from dashboard.text.untrusted import escape_controls, shown
@@ -55,3 +56,15 @@ class PlainApp(App[ReturnType]):
             timeout=timeout,
             markup=False,
         )
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, but on a Linux/macOS terminal one whose input thread sleeps
+        between keys (ui/quiet_driver.py); a driver chosen by TEXTUAL_DRIVER (serve, tests)
+        is kept."""
+        driver_class = super().get_driver_class()
+        if driver_class.__name__ == "LinuxDriver":  # not imported elsewhere: it needs termios
+            from dashboard.ui.quiet_driver import QuietLinuxDriver
+
+            if issubclass(QuietLinuxDriver, driver_class):
+                return QuietLinuxDriver
+        return driver_class
