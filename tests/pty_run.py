@@ -14,8 +14,8 @@ import time
 
 
 class PtyRun:
-    """`python PROGRAM ARGV` (PROGRAM is `-m dashboard`, queuetop, unless given) on a pseudo-terminal of
-    120x40, its output collected."""
+    """`python PROGRAM ARGV` (PROGRAM is `-m dashboard`, queuetop, unless given) on a
+    pseudo-terminal of 120x40, its output collected."""
 
     def __init__(self, argv: list[str], home: str, *, program: list[str] | None = None):
         self.master, self.slave = os.openpty()
