@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import process_cpu_s, server  # noqa: E402
+from dashboard.loadgen.settings import DEMO_SETTINGS  # noqa: E402
 from dashboard.setup import schema  # noqa: E402
 
 PG_ACTIVITY_DIR = ROOT / ".cache" / "pg_activity"
@@ -205,6 +206,12 @@ def start_load(dsn: str, seconds: float, workers: int) -> subprocess.Popen:
             f"{seconds:.0f}",
             "--fail-rate",
             "0.02",
+            # the demo's own rate and work: without them the workers only drain what is
+            # already queued and then sit idle, which is not "under load"
+            "--rate",
+            f"{DEMO_SETTINGS.rate:g}",
+            "--work-ms",
+            f"{DEMO_SETTINGS.work_ms:g}",
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
