@@ -17,6 +17,7 @@ import queries
 from dashboard.models import GroupStats, QueueSpec
 from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
 from dashboard.monitor.row_holders import Carried
+from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql.parts import statement
 
 ROW_LIMIT = 1000
@@ -188,11 +189,12 @@ def count_through_indexes(
     spec: QueueSpec,
     parts: dict[str, sql.Composable],
     plan: CountPlan,
+    statements: StatementBytes,
 ) -> QueueCounts:
     """Index mode: each exactly counted value through its own index, in one statement."""
     stmt, params = index_count(spec, parts, plan)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(stmt, params).fetchall()
+        rows = cur.execute(statements.of(conn, stmt), params).fetchall()
     counts = _fold(spec, rows, {})
     for value in plan.exact_values:  # a value with no rows is an exact zero, not an unknown
         counts.by_status.setdefault(value.value, 0)

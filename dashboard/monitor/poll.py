@@ -42,6 +42,7 @@ from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.session_reader import DeadlockRate, SessionReader
 from dashboard.monitor.sessions import SessionsRead
 from dashboard.monitor.stale import read_stale
+from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql.parts import queue_parts
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
@@ -82,7 +83,8 @@ class Monitor:
         self.unreadable = access.Unreadable()  # what this connection's role may not read
         self.notes: list[str] = []
         self._schema = versions.SchemaWatch(spec)  # the library's marker, re-read now and then
-        self.session_reader = SessionReader(spec, self.parts)
+        self.statements = StatementBytes()  # composed once per connection, not each poll
+        self.session_reader = SessionReader(spec, self.parts, self.statements)
         self.deadlocks = DeadlockRate()
         self.deadlocks_per_s: float | None = None
 
@@ -190,7 +192,9 @@ class Monitor:
                     "counts",
                     conn,
                     # who holds which rows: the sessions statement, in its own moment
-                    lambda: counting.count_through_indexes(conn, self.spec, self.parts, self.plan),
+                    lambda: counting.count_through_indexes(
+                        conn, self.spec, self.parts, self.plan, self.statements
+                    ),
                     table=True,
                 )
             self._refresh_stale(conn, now)
@@ -208,7 +212,10 @@ class Monitor:
             # names none, an adapter's own statement, leaves the running rows to filter)
             ids = source.stale_ids or None
             self._read(
-                "stale", conn, lambda: read_stale(conn, self.spec, self.parts, ids), table=True
+                "stale",
+                conn,
+                lambda: read_stale(conn, self.spec, self.parts, self.statements, ids),
+                table=True,
             )
 
     def _finished(self, conn: psycopg.Connection, exact: bool) -> finished.FinishedRead:

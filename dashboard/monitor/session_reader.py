@@ -14,6 +14,7 @@ from dashboard.monitor import sessions
 from dashboard.monitor.plan import CountPlan
 from dashboard.monitor.row_holders import SeenRows
 from dashboard.monitor.sessions import SessionsRead
+from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql import advisory
 
 
@@ -26,28 +27,22 @@ def active_values(plan: CountPlan | None) -> tuple[str, ...]:
 
 
 class SessionReader:
-    def __init__(self, spec: QueueSpec, parts: dict[str, sql.Composable]) -> None:
+    def __init__(
+        self, spec: QueueSpec, parts: dict[str, sql.Composable], statements: StatementBytes
+    ) -> None:
         self.spec = spec
         self.parts = parts
         self.seen = SeenRows()
-        self._statements: dict[tuple, sql.Composed] = {}
-        # the statements as the server gets them, for one connection: composing the bytes
-        # again on every poll was a seventh of the poll's own CPU
-        self._bytes: dict[tuple, bytes] = {}
-        self._bytes_conn: object = None
+        self._bytes = statements  # the monitor's: composing each poll cost a seventh of it
         self._multixacts = True  # off once the server refused to read one
 
     def _statement(self, conn: psycopg.Connection, values: tuple[str, ...] | None) -> bytes:
-        key = (values, self._multixacts)
-        if key not in self._statements:
-            self._statements[key] = sessions.compose(
-                self.spec, self.parts, values, multixacts=self._multixacts
-            )
-        if self._bytes_conn is not conn.pgconn:  # quoting is the connection's: a new one
-            self._bytes, self._bytes_conn = {}, conn.pgconn
-        if key not in self._bytes:
-            self._bytes[key] = self._statements[key].as_bytes(conn)
-        return self._bytes[key]
+        multixacts = self._multixacts
+        return self._bytes.get(
+            conn,
+            (values, multixacts),
+            lambda: sessions.compose(self.spec, self.parts, values, multixacts=multixacts),
+        )
 
     def read(
         self, conn: psycopg.Connection, plan: CountPlan | None, table_readable: bool
