@@ -155,7 +155,8 @@ class Monitor:
             parts = queue_parts(self.spec)
             self.parts = access.without_workers(parts) if unreadable.workers else parts
             self.plan = None  # its statements are composed from the parts
-            self.session_reader = SessionReader(self.spec, self.parts)
+            self.statements = StatementBytes()  # so are these
+            self.session_reader = SessionReader(self.spec, self.parts, self.statements)
         self.unreadable = unreadable
 
     def _runs_here(self, name: str, server: ServerInfo) -> bool:
