@@ -5,6 +5,7 @@ file while it grows, a newer format refused in one line."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from dataclasses import replace
 from datetime import timedelta
 
@@ -12,7 +13,7 @@ import pytest
 from ui_snapshots import T0, demo_spec, fixed_snapshot
 
 from dashboard.errors import UserError
-from dashboard.recorder import Recording, RecordingWriter, store
+from dashboard.recorder import Recording, RecordingWriter, codec, delta, store
 
 
 def frames(n: int, rows: int = 6, every_s: float = 1.0):
@@ -157,3 +158,50 @@ def test_a_damaged_frame_is_one_line_not_a_traceback(tmp_path, capsys):
     assert main(["incident", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "a frame cannot be read" in err[0]
+
+
+def write_format_1(path, snaps) -> None:
+    """A recording as format 1 wrote it: each row an object, every frame compressed, deltas
+    found by delta.diff on the trees."""
+    conn = sqlite3.connect(path)
+    for statement in store.SCHEMA:
+        conn.execute(statement)
+    spec = codec.dumps(codec.to_tree(demo_spec())).decode()
+    meta = {"format": "1", "queue": "queuetop_demo.jobs", "spec": spec, "interval": "1.0"}
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    before = None
+    for snap in snaps:
+        tree = codec.to_tree(snap)
+        kind, body = (
+            (store.FULL, tree) if before is None else (store.DELTA, delta.diff(before, tree))
+        )
+        data = zlib.compress(codec.dumps(body), 6)
+        conn.execute(
+            "INSERT INTO frames (at, kind, data) VALUES (?, ?, ?)",
+            (snap.taken_at.timestamp(), kind, data),
+        )
+        before = tree
+    conn.commit()
+    conn.close()
+
+
+def test_a_format_1_recording_is_read_and_extended(tmp_path):
+    path = tmp_path / "old.qtr"
+    snaps = frames(30)
+    write_format_1(path, snaps[:20])
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[:20]
+    assert recording.snapshot(b.first_id + 13) == snaps[13]
+    recording.close()
+    writer = RecordingWriter(path, demo_spec(), 1.0)  # the new frames in this release's format
+    for snap in snaps[20:]:
+        writer.write(snap)
+    writer.close()
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
+    assert recording.meta["format"] == str(store.FORMAT)
+    with sqlite3.connect(path) as conn:
+        first_new = conn.execute("SELECT data FROM frames WHERE id = 21").fetchone()[0]
+    assert "$cols" in store.unpack(first_new)  # rows of values from here on
