@@ -1,8 +1,9 @@
 """Snapshots (any frozen dataclass) to JSON trees and back, by walking their fields.
 
 Nothing here names a field of a Snapshot: a field someone adds to models.py is recorded
-and read back without a change here. The tree is plain JSON (canonical: sorted keys, no
-spaces) with a few tagged objects for what JSON has no type for:
+and read back without a change here. The tree is plain JSON (canonical from dumps(): sorted
+keys, no spaces; frame_json() writes a frame in the order given, for speed) with a few
+tagged objects for what JSON has no type for:
 
     {"$dt": "2026-01-15T09:30:00+00:00"}   datetime (also $date, $time, $td seconds)
     {"$dec": "1.50"}  {"$uuid": "…"}  {"$b64": "…"}  {"$set": […]}

@@ -26,7 +26,7 @@ from dashboard.recorder import codec, delta
 FORMAT = 2  # the layout of the tables and of a frame's data; a reader refuses a newer one
 FULL, DELTA = 0, 1
 KEYFRAME_EVERY = 60
-# A delta is stored only where it is this much smaller than the full frame.
+# A delta is stored where it is smaller than this share of the last full frame (its JSON).
 DELTA_RATIO = 1.0
 ZLIB_LEVEL = 6  # audit records, and a frame rebuilt whole by retention
 FRAME_ZLIB_LEVEL = 1  # a frame as it is written: most of level 6's gain, for less time
