@@ -205,3 +205,23 @@ def test_a_format_1_recording_is_read_and_extended(tmp_path):
     with sqlite3.connect(path) as conn:
         first_new = conn.execute("SELECT data FROM frames WHERE id = 21").fetchone()[0]
     assert "$cols" in store.unpack(first_new)  # rows of values from here on
+
+
+def test_a_frame_that_fails_to_be_written_leaves_the_next_one_whole(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(5)
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    with sqlite3.connect(path) as conn:  # the disk refuses the third frame
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON frames WHEN NEW.at = "
+            f"{snaps[2].taken_at.timestamp()!r} BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+        )
+    for snap in snaps[:2]:
+        writer.write(snap)
+    with pytest.raises(sqlite3.IntegrityError, match="disk full"):
+        writer.write(snaps[2])
+    kinds = [writer.write(snap)[0] for snap in snaps[3:]]
+    writer.close()
+    assert kinds == [store.FULL, store.DELTA]  # not a delta against the frame never written
+    b = Recording(path).bounds()
+    assert list(Recording(path).snapshots(b.first_id, b.last_id)) == [*snaps[:2], *snaps[3:]]

@@ -109,25 +109,25 @@ class RecordingWriter:
         """One frame, committed on its own; (kind, bytes of data)."""
         clock = time.thread_time
         started = clock()
-        patch = self._encoder.encode(snap)
-        encoded = clock()
-        kind, text = store.FULL, b""
-        if patch is not None and self._since_full < self.keyframe_every - 1:
-            text = codec.frame_json(patch)
-            if len(text) < store.DELTA_RATIO * self._full_size:
-                kind = store.DELTA
-        if kind == store.FULL:
-            text = codec.frame_json(self._encoder.whole())
-            self._full_size = len(text)
-        dumped = clock()
-        data = store.squeeze(text)
-        compressed = clock()
-        at = snap.taken_at.timestamp()
         try:
+            patch = self._encoder.encode(snap)
+            encoded = clock()
+            kind, text = store.FULL, b""
+            if patch is not None and self._since_full < self.keyframe_every - 1:
+                text = codec.frame_json(patch)
+                if len(text) < store.DELTA_RATIO * self._full_size:
+                    kind = store.DELTA
+            if kind == store.FULL:
+                text = codec.frame_json(self._encoder.whole())
+                self._full_size = len(text)
+            dumped = clock()
+            data = store.squeeze(text)
+            compressed = clock()
+            at = snap.taken_at.timestamp()
             self.conn.execute(
                 "INSERT INTO frames (at, kind, data) VALUES (?, ?, ?)", (at, kind, data)
             )
-        except sqlite3.Error:
+        except BaseException:
             self._encoder.reset()  # not written: the next frame cannot be a delta against it
             raise
         self._since_full = 0 if kind == store.FULL else self._since_full + 1
