@@ -225,3 +225,26 @@ def test_a_frame_that_fails_to_be_written_leaves_the_next_one_whole(tmp_path):
     assert kinds == [store.FULL, store.DELTA]  # not a delta against the frame never written
     b = Recording(path).bounds()
     assert list(Recording(path).snapshots(b.first_id, b.last_id)) == [*snaps[:2], *snaps[3:]]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"$o":{"locks":{"$l":[[-1,99,{"$p":[[0,1]]}]]}}}',  # no row 99 before it
+        b'{"$o":{"sections":{"$p":[[0,1]]}}}',  # a list of rows patched as one row
+        b'{"$o":{"sections":{"$l":[[-1,0,{"$p":[[99,1]]}]]}}}',  # no value 99 in that row
+        b'{"$o":{"taken_at":{"$o":{"x":{"$r":1}}},"locks":{"$l":[[1]]}}}',
+    ],
+)
+def test_a_patch_that_does_not_fit_the_frame_before_is_one_line(tmp_path, bad):
+    path = tmp_path / "r.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in frames(3):
+        writer.write(snap)
+    writer.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE frames SET kind = ?, data = ? WHERE id = 2", (store.DELTA, bad))
+    recording = Recording(path)
+    assert recording.snapshot(1) == frames(3)[0]
+    with pytest.raises(UserError, match="frame 2 cannot be read"):
+        recording.snapshot(2)

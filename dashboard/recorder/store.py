@@ -33,8 +33,9 @@ FRAME_ZLIB_LEVEL = 1  # a frame as it is written: most of level 6's gain, for le
 # A frame's JSON up to this long is stored as it is: compressing it would cost more of the
 # recorder's time than the bytes it saves are worth (a zlib stream never starts with "{").
 RAW_UP_TO = 1024
-# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped)
-UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error)
+# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped, a patch
+# that does not fit the frame before it: a recording may come from anyone)
+UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error, TypeError, IndexError, AttributeError)
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
