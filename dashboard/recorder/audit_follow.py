@@ -26,10 +26,7 @@ from dashboard.audit import trail
 from dashboard.audit.trail import AuditRecord
 from dashboard.errors import UserError
 
-# An audit record carries its own time, so reading the trail less often only delays it in the
-# file (and a SIGKILL leaves the last ones in the trail alone): a read costs the recorder as
-# much as a few frames.
-FOLLOW_EVERY_S = 30.0
+FOLLOW_EVERY_S = 5.0
 SLACK_S = 60.0
 PAGE = 500
 TIMEOUT_MS = 2000
