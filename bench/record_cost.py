@@ -117,6 +117,12 @@ def report(title: str, recorder: TimedRecorder, loop: RecordLoop, rows, path: Pa
         f"poll's ({verdict} the {CPU_TARGET:.0%} target); of which frames {write_ms:.3f} ms "
         f"({write_ms / poll_ms:.1%}), the audit trail's reads {rec_ms - write_ms:.3f} ms"
     )
+    stats = recorder.writer.stats
+    parts = ("encode", "json", "zlib", "sql")
+    split = ", ".join(
+        f"{part} {getattr(stats, f'{part}_s') / loop.frames * 1e3:.3f}" for part in parts
+    )
+    print(f"  a frame's CPU, ms: {split}")
     return {"per_day_mb": per_row * 86400 / 1e6, "share": share}
 
 

@@ -5,6 +5,7 @@ file while it grows, a newer format refused in one line."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from dataclasses import replace
 from datetime import timedelta
 
@@ -12,7 +13,7 @@ import pytest
 from ui_snapshots import T0, demo_spec, fixed_snapshot
 
 from dashboard.errors import UserError
-from dashboard.recorder import Recording, RecordingWriter, store
+from dashboard.recorder import Recording, RecordingWriter, codec, delta, store
 
 
 def frames(n: int, rows: int = 6, every_s: float = 1.0):
@@ -157,3 +158,93 @@ def test_a_damaged_frame_is_one_line_not_a_traceback(tmp_path, capsys):
     assert main(["incident", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "a frame cannot be read" in err[0]
+
+
+def write_format_1(path, snaps) -> None:
+    """A recording as format 1 wrote it: each row an object, every frame compressed, deltas
+    found by delta.diff on the trees."""
+    conn = sqlite3.connect(path)
+    for statement in store.SCHEMA:
+        conn.execute(statement)
+    spec = codec.dumps(codec.to_tree(demo_spec())).decode()
+    meta = {"format": "1", "queue": "queuetop_demo.jobs", "spec": spec, "interval": "1.0"}
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    before = None
+    for snap in snaps:
+        tree = codec.to_tree(snap)
+        kind, body = (
+            (store.FULL, tree) if before is None else (store.DELTA, delta.diff(before, tree))
+        )
+        data = zlib.compress(codec.dumps(body), 6)
+        conn.execute(
+            "INSERT INTO frames (at, kind, data) VALUES (?, ?, ?)",
+            (snap.taken_at.timestamp(), kind, data),
+        )
+        before = tree
+    conn.commit()
+    conn.close()
+
+
+def test_a_format_1_recording_is_read_and_extended(tmp_path):
+    path = tmp_path / "old.qtr"
+    snaps = frames(30)
+    write_format_1(path, snaps[:20])
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[:20]
+    assert recording.snapshot(b.first_id + 13) == snaps[13]
+    recording.close()
+    writer = RecordingWriter(path, demo_spec(), 1.0)  # the new frames in this release's format
+    for snap in snaps[20:]:
+        writer.write(snap)
+    writer.close()
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
+    assert recording.meta["format"] == str(store.FORMAT)
+    with sqlite3.connect(path) as conn:
+        first_new = conn.execute("SELECT data FROM frames WHERE id = 21").fetchone()[0]
+    assert "$cols" in store.unpack(first_new)  # rows of values from here on
+
+
+def test_a_frame_that_fails_to_be_written_leaves_the_next_one_whole(tmp_path):
+    path = tmp_path / "r.qtr"
+    snaps = frames(5)
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    with sqlite3.connect(path) as conn:  # the disk refuses the third frame
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON frames WHEN NEW.at = "
+            f"{snaps[2].taken_at.timestamp()!r} BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+        )
+    for snap in snaps[:2]:
+        writer.write(snap)
+    with pytest.raises(sqlite3.IntegrityError, match="disk full"):
+        writer.write(snaps[2])
+    kinds = [writer.write(snap)[0] for snap in snaps[3:]]
+    writer.close()
+    assert kinds == [store.FULL, store.DELTA]  # not a delta against the frame never written
+    b = Recording(path).bounds()
+    assert list(Recording(path).snapshots(b.first_id, b.last_id)) == [*snaps[:2], *snaps[3:]]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"$o":{"locks":{"$l":[[-1,99,{"$p":[[0,1]]}]]}}}',  # no row 99 before it
+        b'{"$o":{"sections":{"$p":[[0,1]]}}}',  # a list of rows patched as one row
+        b'{"$o":{"sections":{"$l":[[-1,0,{"$p":[[99,1]]}]]}}}',  # no value 99 in that row
+        b'{"$o":{"taken_at":{"$o":{"x":{"$r":1}}},"locks":{"$l":[[1]]}}}',
+    ],
+)
+def test_a_patch_that_does_not_fit_the_frame_before_is_one_line(tmp_path, bad):
+    path = tmp_path / "r.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in frames(3):
+        writer.write(snap)
+    writer.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE frames SET kind = ?, data = ? WHERE id = 2", (store.DELTA, bad))
+    recording = Recording(path)
+    assert recording.snapshot(1) == frames(3)[0]
+    with pytest.raises(UserError, match="frame 2 cannot be read"):
+        recording.snapshot(2)

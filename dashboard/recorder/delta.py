@@ -8,6 +8,8 @@ A patch is one node:
         [n, i]         copy n items of the old list from index i, unchanged
         [-1, i, patch] the old item i, patched
         [items]        new items as they are
+    {"$p": [[place, value], …]}    a list (a row of values) with the values at those places
+                                   replaced (written by recorder/frames.py)
 
 Lists (locks, waiting sessions, stale leases) are aligned by each item's *signature*: its
 values other than floats, which tick from one poll to the next (wait_s, ages). A session
@@ -129,4 +131,9 @@ def apply(old: Any, patch: dict | None) -> Any:
             else:
                 new_list.extend(old[op[1] : op[1] + op[0]])
         return new_list
+    if "$p" in patch:
+        row = list(old)
+        for place, value in patch["$p"]:
+            row[place] = value
+        return row
     raise ValueError("not a patch")

@@ -1,171 +1,154 @@
-"""Turning each snapshot into a frame: the whole tree, or a patch against the frame before.
+"""Turning each snapshot into a frame: the whole frame, or a patch against the frame before.
 
-The patch is delta.py's (the reader applies it to the previous tree), but it is found from
-the snapshots themselves, so that a poll of a thousand unchanged lock rows costs the
-recorder a comparison of their values, not a re-encoding: each list of records (locks,
-waits, idle sessions, stale leases, sections …) is kept as the values of its rows and
-their trees. A row whose values are those of a row of the previous frame is a copy of that
-row; another is patched from the previous row in its place where most of its fields are
-the same (a wait that grew), else written whole.
+A frame is the snapshot's fields as a JSON object. A list of records (locks, waits, idle
+sessions, stale leases, sections …) is written as rows of values in field order, its field
+names once per frame under "$cols" (store.named() turns them back into objects). The patch
+is delta.py's, found from the snapshots' values rather than from trees: each list as runs of
+rows copied from the frame before and new rows written whole, any other field replaced when
+it changed. So an unchanged 1,000-row lock table costs a comparison of its values, a poll
+costs the recorder the rows that changed, and no tree is built for a frame nobody writes
+whole: the values themselves go to the JSON encoder (codec.frame_json), which writes a tuple
+as a list and asks codec.to_tree for what JSON has no type for.
+
+Rows are compared by ==, as values: a value equal to the old one keeps the old one's JSON
+(1 for 1.0, which codec reads back into the field's type).
 """
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass
 from itertools import compress, count
+from operator import ne
 from typing import Any
 
-from dashboard.recorder import codec, delta
+from dashboard.recorder import codec
 
-_MISSING = object()
-
-
-@dataclass
-class _Rows:
-    """One list field of the previous frame: each row's values, and its tree."""
-
-    keys: list[tuple]
-    trees: list[Any]
+_PLAIN = frozenset((str, int, bool, float, type(None)))
 
 
 class FrameEncoder:
     """Frames for one writer, in order."""
 
     def __init__(self) -> None:
-        self._previous: Any = None  # the previous snapshot (object)
-        self._tree: dict[str, Any] | None = None  # its tree, as the reader rebuilds it
-        self._rows: dict[str, _Rows] = {}
+        self._kind: type | None = None  # the snapshot's class
+        self._names: tuple[str, ...] = ()
+        self._values: tuple | None = None  # the previous snapshot's field values
+        self._trees: list[Any] = []  # each field as the frame holds it
+        # a list of records: (its rows' values, the place of each, or None where a row
+        # holds a dict or list: such rows are written as trees and compared only as a whole)
+        self._rows: dict[int, tuple[list[tuple], dict | None]] = {}
+        self._cols: dict[str, tuple[str, ...]] = {}  # a list's field names, once per frame
+        self._cols_changed = False
 
     def reset(self) -> None:
         """The next frame is written whole and patched against nothing before it."""
         self.__init__()
 
-    def encode(self, snap: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """(this frame's whole tree, the patch from the previous frame or None if there is
-        no previous frame)."""
-        names, values = codec.record_fields(type(snap))
-        previous, before = self._previous, self._tree
-        if previous is not None and type(previous) is not type(snap):
-            previous = before = None
-        old_values = values(previous) if previous is not None else None
-        tree: dict[str, Any] = {}
+    def whole(self) -> dict[str, Any]:
+        """The last snapshot encoded, as a whole frame."""
+        frame: dict[str, Any] = {"$cols": self._cols}
+        frame.update(zip(self._names, self._trees, strict=True))
+        return frame
+
+    def encode(self, snap: Any) -> dict[str, Any] | None:
+        """Take in the next snapshot: the patch from the previous frame to it (None if there
+        was no previous frame; whole() then gives the frame)."""
+        kind = type(snap)
+        names, read = codec.record_fields(kind)
+        values = read(snap)
+        old = self._values
+        if kind is not self._kind or old is None:
+            self.reset()
+            self._kind, self._names, self._trees = kind, names, [None] * len(names)
+            old = None
+        trees, cols = self._trees, self._cols
+        self._cols_changed = False
         changed: dict[str, Any] = {}
-        for n, (name, value) in enumerate(zip(names, values(snap), strict=True)):
-            old = old_values[n] if old_values is not None else _MISSING
-            if old is value and before is not None:  # a section not read this poll
-                tree[name] = before[name]
+        for n, value in enumerate(values):
+            if old is not None and old[n] is value:  # a section not read this poll
                 continue
-            rows = self._record_list(value)
-            if rows is not None:
-                tree[name], patch = self._list(name, value, rows, before)
-            else:
-                self._rows.pop(name, None)
-                if before is not None and type(old) is type(value) and old == value:
-                    tree[name] = before[name]
+            name = names[n]
+            if type(value) is tuple and value:
+                fields = codec.record_fields(type(value[0]))
+                if fields is not None and len(set(map(type, value))) == 1:
+                    patch = self._list(n, name, value, fields)
+                    if patch is not None:
+                        changed[name] = patch
                     continue
-                tree[name] = codec.to_tree(value)
-                patch = (
-                    delta.diff(before[name], tree[name])
-                    if before is not None
-                    else {"$r": tree[name]}
-                )
-            if patch is not None:
-                changed[name] = patch
-        self._previous, self._tree = snap, tree
-        return tree, ({"$o": changed} if before is not None else None)
-
-    @staticmethod
-    def _record_list(value: Any) -> tuple | None:
-        """(field names, the function reading a row's values) where `value` is a non-empty
-        tuple of records of one class; else None."""
-        if type(value) is not tuple or not value:
+            if old is not None and type(old[n]) is type(value) and old[n] == value:
+                continue
+            tree = trees[n] = value if type(value) in _PLAIN else codec.to_tree(value)
+            self._rows.pop(n, None)
+            # an empty list reads the same with or without field names
+            if value != () and cols.pop(name, None) is not None:
+                self._cols_changed = True
+            changed[name] = {"$r": tree}
+        self._values = values
+        if old is None:
             return None
-        fields = codec.record_fields(type(value[0]))
-        if fields is None or len(set(map(type, value))) != 1:
-            return None
-        return fields
+        if self._cols_changed:
+            changed["$cols"] = {"$r": dict(cols)}
+        return {"$o": changed}
 
-    def _list(self, name: str, value: tuple, fields: tuple, before) -> tuple[list, Any]:
+    def _list(self, n: int, name: str, value: tuple, fields: tuple) -> dict | None:
+        """Field `n`, a list of records of one class: its patch (None if unchanged)."""
         names, read = fields
         keys = list(map(read, value))
-        rows = self._rows.get(name)
-        if rows is not None and before is not None and keys == rows.keys:
-            return before[name], None
-        if rows is None or before is None:
-            trees = [codec.to_tree(v) for v in value]
-            self._rows[name] = _Rows(keys, trees)
-            return trees, {"$r": trees}
+        previous = self._rows.get(n)
+        same_cols = self._cols.get(name) is names  # record_fields' own tuple, cached
+        if previous is not None and same_cols and keys == previous[0]:
+            return None
         try:
-            index = dict(zip(rows.keys, range(len(rows.keys)), strict=True))
-        except TypeError:  # a row holding a dict or list: compared as trees instead
-            trees = [codec.to_tree(v) for v in value]
-            self._rows[name] = _Rows(keys, trees)
-            return trees, delta.diff(before[name], trees)
-        hits = list(map(index.get, keys))  # the old row each new one equals, or None
-        old_trees, old_keys = rows.trees, rows.keys
-        trees = [old_trees[i] if i is not None else None for i in hits]
-        ops: list = []
-        run_end = -1  # the old row after the last copied one: a copy of it extends the run
-        expect = 0  # the old row in the place of the next new one
-        kin: dict | None = None  # first field (a pid, an id, a name) -> old rows with it
-        for j, i in enumerate(hits):
-            if i is not None:
-                if i == run_end:
-                    ops[-1][0] += 1
-                else:
-                    ops.append([1, i])
-                run_end = expect = i + 1
-                continue
-            run_end = -1
-            if kin is None:
-                kin = _by_first_field(old_keys)
-            key = keys[j]
-            close = _closest(old_keys, [*kin.get(_first(key), ())[:3], expect], key)
-            if close is not None:  # most fields as in that old row: only the others
-                place, differ = close
-                changed = {names[n]: codec.to_tree(key[n]) for n in compress(count(), differ)}
-                trees[j] = {**old_trees[place], **changed}
-                ops.append([-1, place, {"$o": {k: {"$r": v} for k, v in changed.items()}}])
-                expect = place + 1
-                continue
-            new = trees[j] = codec.to_tree(value[j])
-            if ops and len(ops[-1]) == 1:
-                ops[-1][0].append(new)
+            index: dict | None = dict(zip(keys, range(len(keys)), strict=True))
+        except TypeError:  # a row holding a dict or list: written as trees, whole
+            index = None
+        rows = keys if index is not None else [[codec.to_tree(v) for v in k] for k in keys]
+        self._rows[n] = (keys, index)
+        self._trees[n] = rows
+        if not same_cols:
+            self._cols[name] = names
+            self._cols_changed = True
+        if previous is None or previous[1] is None or index is None or not same_cols:
+            return {"$r": rows}
+        return {"$l": _ops(previous[1], previous[0], keys)}
+
+
+def _ops(old_index: dict, old_keys: list[tuple], keys: list[tuple]) -> list:
+    """delta.py's list ops: runs of rows copied from the old list, rows patched by place from
+    an old row of the same first field (a session's pid, a job's id, a section's name) where
+    fewer than half their values differ, and new rows."""
+    ops: list = []
+    get = old_index.get
+    run_end = -1  # the old row after the last copied one: a copy of it extends the run
+    expect = 0  # the old row in the place of the next new one
+    fresh: list | None = None  # the new rows being added to, if the last op is one
+    kin: dict | None = None  # first field -> the first old row with it
+    for key in keys:
+        i = get(key)
+        if i is not None:
+            if i == run_end:
+                ops[-1][0] += 1
             else:
-                ops.append([[new]])
-        self._rows[name] = _Rows(keys, trees)
-        return trees, {"$l": ops}
-
-
-def _first(key: tuple) -> Any:
-    return key[0] if key else None
-
-
-def _by_first_field(keys: list[tuple]) -> dict:
-    """Old rows by their first field: where a row that changed most likely was (a session's
-    pid, a job's id, a section's name), wherever the order put it."""
-    kin: dict = {}
-    for i, key in enumerate(keys):
-        try:
-            kin.setdefault(_first(key), []).append(i)
-        except TypeError:  # an unhashable first field: positional pairing only
-            pass
-    return kin
-
-
-def _closest(old_keys: list[tuple], places: list[int], key: tuple) -> tuple | None:
-    """(the old row among `places` that the new row's values differ least from, which of
-    them differ) where fewer than half do; None if no old row is that close."""
-    best, fewest = None, len(key)
-    for place in dict.fromkeys(places):
-        if place < len(old_keys) and len(old_keys[place]) == len(key):
-            # by ==: a value equal to the old one keeps its old tree (1 for 1.0, as
-            # codec reads it back into the field's type)
-            differ = list(map(operator.ne, key, old_keys[place]))
-            n = sum(differ)
-            if 2 * n < len(key) and n < fewest:
-                best, fewest = (place, differ), n
-                if n <= 1:
-                    break
-    return best
+                ops.append([1, i])
+            run_end = expect = i + 1
+            fresh = None
+            continue
+        run_end = -1
+        if kin is None:
+            kin = {}
+            for place, old in enumerate(old_keys):
+                if old:
+                    kin.setdefault(old[0], place)
+        place = expect if expect < len(old_keys) and old_keys[expect][:1] == key[:1] else None
+        if place is None and key:
+            place = kin.get(key[0])
+        if place is not None:
+            differ = list(compress(count(), map(ne, key, old_keys[place])))
+            if 2 * len(differ) < len(key):  # most values as in that old row: only the others
+                ops.append([-1, place, {"$p": [[n, key[n]] for n in differ]}])
+                expect, fresh = place + 1, None
+                continue
+        if fresh is None:
+            fresh = []
+            ops.append([fresh])
+        fresh.append(key)
+    return ops

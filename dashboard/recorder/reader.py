@@ -124,7 +124,7 @@ class Recording:
     def snapshot(self, frame_id: int) -> Snapshot:
         """The snapshot of one frame (KeyError if the file has no such frame)."""
         try:
-            return codec.from_tree(self.chain.tree(frame_id), Snapshot)
+            return codec.from_tree(store.named(self.chain.tree(frame_id)), Snapshot)
         except store.UNREADABLE as exc:
             raise UserError(f"{self.path}: frame {frame_id} cannot be read ({exc})") from exc
 
@@ -133,10 +133,10 @@ class Recording:
         last), rebuilt in one pass over their rows."""
         try:
             start = self.chain.tree(first_id)
-            yield codec.from_tree(start, Snapshot)
+            yield codec.from_tree(store.named(start), Snapshot)
             for n, (fid, tree) in enumerate(self.chain.trees(first_id + 1, last_id, start), 1):
                 if n % every == 0 or fid == last_id:
-                    yield codec.from_tree(tree, Snapshot)
+                    yield codec.from_tree(store.named(tree), Snapshot)
         except KeyError:
             return
         except store.UNREADABLE as exc:

@@ -2,9 +2,12 @@
 
     meta(key, value)             format, queue, spec, interval, keyframe period, versions
     frames(id, at, kind, data)   at: Unix seconds; kind 0 a full frame, 1 a delta against the
-                                 frame before it (by id); data: zlib of canonical JSON
+                                 frame before it (by id); data: the frame's JSON, zlib of it
+                                 where it is longer than RAW_UP_TO bytes
     audit(key, at, data)         one row per audit record (key: where it is in the trail)
 
+A frame's lists of records are rows of values, their field names under "$cols" (format 2;
+format 1 wrote each row as an object, and every frame compressed): named() reads both.
 WAL journal, synchronous=NORMAL: each frame is its own transaction, so a SIGKILL loses at
 most the frame being written, and a reader can open the file while the recorder adds to it.
 A full frame comes every KEYFRAME_EVERY frames, so a seek reads at most that many rows.
@@ -20,14 +23,19 @@ from typing import Any
 from dashboard.errors import UserError
 from dashboard.recorder import codec, delta
 
-FORMAT = 1  # the layout of the tables and of a frame's data; a reader refuses a newer one
+FORMAT = 2  # the layout of the tables and of a frame's data; a reader refuses a newer one
 FULL, DELTA = 0, 1
 KEYFRAME_EVERY = 60
-# A delta is stored only where it is this much smaller than the full frame.
-DELTA_RATIO = 0.5
-ZLIB_LEVEL = 6
-# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped)
-UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error)
+# A delta is stored where it is smaller than this share of the last full frame (its JSON).
+DELTA_RATIO = 1.0
+ZLIB_LEVEL = 6  # audit records, and a frame rebuilt whole by retention
+FRAME_ZLIB_LEVEL = 1  # a frame as it is written: most of level 6's gain, for less time
+# A frame's JSON up to this long is stored as it is: compressing it would cost more of the
+# recorder's time than the bytes it saves are worth (a zlib stream never starts with "{").
+RAW_UP_TO = 1024
+# what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped, a patch
+# that does not fit the frame before it: a recording may come from anyone)
+UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error, TypeError, IndexError, AttributeError)
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -43,8 +51,37 @@ def pack(tree: Any) -> bytes:
     return zlib.compress(codec.dumps(tree), ZLIB_LEVEL)
 
 
+def squeeze(text: bytes) -> bytes:
+    """A frame's data: its JSON, compressed where it is long. The window and hash table are
+    sized to the frame (a zlib stream all the same): setting up zlib's default ones costs
+    more than compressing a few kilobytes."""
+    size = len(text)
+    if size <= RAW_UP_TO:
+        return text
+    wbits = min(15, max(9, (size - 1).bit_length()))
+    packer = zlib.compressobj(FRAME_ZLIB_LEVEL, zlib.DEFLATED, wbits, max(1, wbits - 7))
+    return packer.compress(text) + packer.flush()
+
+
 def unpack(data: bytes) -> Any:
-    return codec.loads(zlib.decompress(data))
+    return codec.loads(data if data[:1] == b"{" else zlib.decompress(data))
+
+
+def named(frame: Any) -> Any:
+    """A frame as codec.from_tree reads it: the rows of values of its lists as objects of
+    their fields (a frame without "$cols", of format 1, is that already)."""
+    cols = frame.get("$cols") if type(frame) is dict else None
+    if type(cols) is not dict:
+        return frame
+    tree = dict(frame)
+    del tree["$cols"]
+    for name, fields in cols.items():
+        rows = tree.get(name)
+        if type(rows) is list and type(fields) is list:  # tolerant, like codec: a short row
+            tree[name] = [  # reads its missing fields as their defaults
+                dict(zip(fields, row, strict=False)) if type(row) is list else row for row in rows
+            ]
+    return tree
 
 
 def connect(path: str | Path, *, write: bool) -> sqlite3.Connection:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,7 +27,11 @@ class WriteStats:
     frames: int = 0
     full: int = 0
     bytes: int = 0  # compressed frame data written
-    cpu_s: float = 0.0  # this thread's CPU spent encoding and writing frames
+    cpu_s: float = 0.0  # this thread's CPU spent encoding and writing frames, of which:
+    encode_s: float = 0.0  # the snapshot compared with the one before, the patch built
+    json_s: float = 0.0  # the patch or whole frame turned into JSON
+    zlib_s: float = 0.0  # and compressed
+    sql_s: float = 0.0  # the row inserted and committed, retention
     dropped: int = 0  # frames deleted by retention
     audit: int = 0  # audit records written (new or changed)
 
@@ -104,23 +107,27 @@ class RecordingWriter:
 
     def write(self, snap: Snapshot) -> tuple[int, int]:
         """One frame, committed on its own; (kind, bytes of data)."""
-        started = time.thread_time()
-        tree, patch = self._encoder.encode(snap)
-        kind, data = store.FULL, b""
-        if patch is not None and self._since_full < self.keyframe_every - 1:
-            small = codec.dumps(patch)
-            if len(small) < store.DELTA_RATIO * self._full_size:
-                kind, data = store.DELTA, zlib.compress(small, store.ZLIB_LEVEL)
-        if kind == store.FULL:
-            whole = codec.dumps(tree)
-            self._full_size = len(whole)
-            data = zlib.compress(whole, store.ZLIB_LEVEL)
-        at = snap.taken_at.timestamp()
+        clock = time.thread_time
+        started = clock()
         try:
+            patch = self._encoder.encode(snap)
+            encoded = clock()
+            kind, text = store.FULL, b""
+            if patch is not None and self._since_full < self.keyframe_every - 1:
+                text = codec.frame_json(patch)
+                if len(text) < store.DELTA_RATIO * self._full_size:
+                    kind = store.DELTA
+            if kind == store.FULL:
+                text = codec.frame_json(self._encoder.whole())
+                self._full_size = len(text)
+            dumped = clock()
+            data = store.squeeze(text)
+            compressed = clock()
+            at = snap.taken_at.timestamp()
             self.conn.execute(
                 "INSERT INTO frames (at, kind, data) VALUES (?, ?, ?)", (at, kind, data)
             )
-        except sqlite3.Error:
+        except BaseException:
             self._encoder.reset()  # not written: the next frame cannot be a delta against it
             raise
         self._since_full = 0 if kind == store.FULL else self._since_full + 1
@@ -132,7 +139,12 @@ class RecordingWriter:
         stats.frames += 1
         stats.full += kind == store.FULL
         stats.bytes += len(data)
-        stats.cpu_s += time.thread_time() - started
+        done = clock()
+        stats.cpu_s += done - started
+        stats.encode_s += encoded - started
+        stats.json_s += dumped - encoded
+        stats.zlib_s += compressed - dumped
+        stats.sql_s += done - compressed
         return kind, len(data)
 
     def add_audit(self, records: Iterable[AuditRecord]) -> int:
