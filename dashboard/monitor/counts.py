@@ -194,7 +194,8 @@ def count_through_indexes(
     """Index mode: each exactly counted value through its own index, in one statement."""
     stmt, params = index_count(spec, parts, plan)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(statements.of(conn, stmt), params).fetchall()
+        # a plan's statement depends on the plan alone (its values and their roles)
+        rows = cur.execute(statements.get(conn, ("counts", plan), lambda: stmt), params).fetchall()
     counts = _fold(spec, rows, {})
     for value in plan.exact_values:  # a value with no rows is an exact zero, not an unknown
         counts.by_status.setdefault(value.value, 0)

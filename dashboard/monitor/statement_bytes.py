@@ -24,7 +24,6 @@ class StatementBytes:
     def __init__(self) -> None:
         self._conn: object = None
         self._bytes: dict[Hashable, bytes] = {}
-        self._held: dict[int, sql.Composable] = {}  # of(): what each id stands for
 
     def get(
         self, conn: psycopg.Connection, key: Hashable, build: Callable[[], sql.Composable]
@@ -32,18 +31,8 @@ class StatementBytes:
         """The bytes of the statement `build` makes, made once per `key` and connection
         (the key says all the statement depends on beside the monitor's spec)."""
         if self._conn is not conn.pgconn or len(self._bytes) >= MOST:
-            self._conn, self._bytes, self._held = conn.pgconn, {}, {}
+            self._conn, self._bytes = conn.pgconn, {}
         data = self._bytes.get(key)
         if data is None:
             data = self._bytes[key] = build().as_bytes(conn)
-        return data
-
-    def of(self, conn: psycopg.Connection, stmt: sql.Composable) -> bytes:
-        """The bytes of a statement object kept by its maker (a count plan's): by identity,
-        the object held here so that its id cannot stand for another one."""
-        key = ("id", id(stmt))
-        if self._conn is conn.pgconn and self._held.get(id(stmt)) is not stmt:
-            self._bytes.pop(key, None)  # an id of a statement gone, now another one's
-        data = self.get(conn, key, lambda: stmt)
-        self._held[id(stmt)] = stmt
         return data

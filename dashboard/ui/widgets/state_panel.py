@@ -9,7 +9,8 @@ from textual.widget import Widget
 
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age, one_line
-from dashboard.text.untrusted import shown as safe  # `shown` is a name of show()'s
+from dashboard.text.untrusted import shown as safe
+from dashboard.ui.widgets.text_strip import text_strip  # `shown` is a name of show()'s
 
 ROLE_STYLES = {
     "ready": "cyan",
@@ -100,7 +101,6 @@ class StatePanel(Widget):
         self._strips = {}
 
     def on_resize(self) -> None:
-        self._strips = {}
         self.show(*self._last)  # the clipping depends on the width
 
     def render(self) -> Text:
@@ -114,10 +114,7 @@ class StatePanel(Widget):
             self._strips, self._strip_width = {}, width
         strip = self._strips.get(y)
         if strip is None:
-            line = self._lines[y].copy()
-            line.truncate(width, overflow="ellipsis")
-            strip = Strip(list(line.render(self.app.console, end=""))).crop_extend(0, width, None)
-            self._strips[y] = strip
+            strip = self._strips[y] = text_strip(self._lines[y], width, self.app.console)
         return strip.apply_style(base)
 
     def _draw(self, text: Text) -> None:

@@ -11,6 +11,7 @@ from textual.widget import Widget
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.text.untrusted import shown
+from dashboard.ui.widgets.text_strip import text_strip
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,7 @@ class StatusBar(Widget):
         if y or self._text is None:
             return Strip.blank(width, base)
         if self._strip is None or self._strip_width != width:
-            text = self._text.copy()
-            text.truncate(width, overflow="ellipsis")
-            self._strip = Strip(list(text.render(self.app.console, end=""))).crop_extend(
-                0, width, None
-            )
+            self._strip = text_strip(self._text, width, self.app.console)
             self._strip_width = width
         return self._strip.apply_style(base)
 
