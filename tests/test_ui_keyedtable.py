@@ -175,3 +175,48 @@ def test_a_refresh_repaints_only_the_rows_in_view_that_changed():
         assert "SELECT 'changed'" in idle.render_line(2).text
 
     run([fixed_snapshot(0, rows=40)], body)
+
+
+def test_rows_coming_and_going_lay_out_the_screen_only_when_the_scrollbar_changes():
+    """A table's place on screen does not depend on its rows: a new row count costs no layout
+    of the whole screen unless the scrollbar appears or goes, and the view stays right."""
+
+    def idle_of(rows: int):
+        return fixed_snapshot(0, rows=rows).idle_in_transaction
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("3")
+        idle = app.table("idle")
+        await pilot.pause()
+        layouts: list[int] = []
+        lay_out = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(1)
+            return lay_out(*args, **kwargs)
+
+        app.screen._refresh_layout = counted
+        snap = app.snapshot
+
+        async def show(rows: int):
+            idle.update_from(replace(snap, idle_in_transaction=idle_of(rows)))
+            await pilot.pause()
+            await pilot.pause()
+            return shown_pids(idle)
+
+        assert idle.page_rows > 8
+        assert len(await show(8)) == 8 and not idle.show_vertical_scrollbar
+        assert layouts == []  # 5 rows to 8: the same scrollbar, no layout
+        shown = await show(40)
+        assert idle.show_vertical_scrollbar and len(shown) == idle.page_rows
+        assert layouts, "the scrollbar appeared without a layout"
+        await pilot.press("end")
+        await pilot.pause()
+        assert shown_pids(idle)[-1] == idle.cursor_key()[1:]
+        layouts.clear()
+        shown = await show(5)  # scrolled to the end, then the rows shrink: the view comes back
+        assert not idle.show_vertical_scrollbar and layouts
+        assert shown == [key[1:] for key in idle.items] and len(shown) == 5
+
+    run([fixed_snapshot(0, rows=5)], body)

@@ -193,10 +193,13 @@ class KeyedTable(ScrollView, can_focus=True):
         shown = self.shown
         size = Size(self._width, len(keys) + 1)
         if size != self.virtual_size:
+            # Setting virtual_size lays out the whole screen, but a table's size on screen does
+            # not depend on its rows: only a scrollbar that appears or goes needs a layout, and
+            # setting the scrollbar flags (in _scroll_update) asks for one then. A hidden tab's
+            # table gets its layout when it is shown.
+            self.set_reactive(KeyedTable.virtual_size, size)
             if shown:
-                self.virtual_size = size
-            else:  # in a hidden tab: no layout of the whole screen now, it gets one when shown
-                self.set_reactive(KeyedTable.virtual_size, size)
+                self._scroll_update(size)
         if was_visible and not self._row_visible(self.cursor_row):
             self._scroll_to_cursor()
         if not shown:
