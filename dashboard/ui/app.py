@@ -42,7 +42,7 @@ from dashboard.ui.messages import (
     SnapshotReady,
 )
 from dashboard.ui.plain import PlainApp
-from dashboard.ui.poller import POLL_GROUP, SnapshotSource, SourceFactory, source_factory
+from dashboard.ui.poller import SnapshotSource, SourceFactory, source_factory
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.replay.keys import replay_allows
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
@@ -201,9 +201,7 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:  # a bug in a worker, not the database
             return
-        if event.worker.group == POLL_GROUP:
-            self.source.crashed(event.worker.error)
-        elif event.worker.group in WORKER_GROUPS:
+        if event.worker.group in WORKER_GROUPS:
             self.recovery.crashed(event.worker.error)
 
     def apply_snapshot(self, snap: Snapshot) -> None:

@@ -4,9 +4,10 @@ The app does not poll; a `SnapshotSource` does, and posts `SnapshotReady` (or
 `PollFailed`) to it. The app applies the snapshot, then tells the source it
 landed, and the source decides when the next one comes and what the header
 says about the link (through `on_link`). The `Poller` is the source that reads a
-database: one thread worker per poll on its own monitor connection, the next
-poll armed when the last one ends (polls never pile up behind a slow database),
-a backoff after failures with a countdown in the header.
+database: one long-lived thread (ui/poll_thread.py) polls on its own monitor
+connection, the next poll due once the app is done with the last one (polls never
+pile up behind a slow database), a backoff after failures with a countdown in the
+header.
 
 A recording's replay is another source: `QueuetopApp(spec, source=factory)` makes
 it with `factory(app, on_link=…)`; it posts the same SnapshotReady messages from
@@ -37,12 +38,13 @@ from dashboard.models import QueueSpec, Snapshot
 from dashboard.monitor import Monitor
 from dashboard.text import redact
 from dashboard.ui.messages import PollFailed, SnapshotReady
+from dashboard.ui.poll_thread import PollThread
 from dashboard.ui.replay.source import ReplaySource
 from dashboard.ui.static_source import StaticSource
 from dashboard.ui.widgets.status import SCHEMA_CHANGED, LinkState
 
 MAX_BACKOFF_S = 5.0  # a restarted server is seen within this
-POLL_GROUP = "poll"
+STOP_WAIT_S = 1.0  # how long the app's exit waits for an idle poll thread to close its link
 
 
 def one_line_error(exc: BaseException) -> str:
@@ -88,7 +90,6 @@ class SnapshotSource(Protocol):
     def set_interval(self, seconds: float) -> None: ...
     def landed(self, snap: Snapshot) -> None: ...  # the app applied a SnapshotReady
     def failed(self, message: PollFailed) -> None: ...  # the app received a PollFailed
-    def crashed(self, error: BaseException | None) -> None: ...  # its worker raised
 
 
 # How the app makes its source: factory(app, on_link=…), `app` for posting messages and
@@ -116,7 +117,7 @@ def source_factory(
 class Poller:
     """Polls a monitor.Monitor on its own connection for `app`; see the module docstring.
 
-    `app` is used for its thread workers, timers and message queue only.
+    `app` is used for its timers and message queue only.
     """
 
     live = True
@@ -134,8 +135,8 @@ class Poller:
         self.monitor = monitor
         self.dsn = dsn
         self.interval = interval
-        self.conn: psycopg.Connection | None = None  # the monitor connection, in the worker
-        self.in_flight = False
+        self.conn: psycopg.Connection | None = None  # the monitor connection, in the thread
+        self._runs = PollThread(self._poll, on_exit=self._drop_connection, name="queuetop-poll")
         self.paused = False
         self.polls_started = 0
         self.failures = 0
@@ -143,10 +144,14 @@ class Poller:
         self._landed_once = False
         self._again = False  # poll again as soon as the one under way lands
         self._new_timeouts = False  # reconnect: statement timeouts follow the interval
-        self._timer: Timer | None = None
         self._countdown: Timer | None = None
         self._retry_at: float | None = None  # when a failed poll is retried
         on_link(self.link)
+
+    @property
+    def in_flight(self) -> bool:
+        """A poll started and its result not handled yet."""
+        return self._runs.busy
 
     @property
     def retrying(self) -> bool:
@@ -159,10 +164,10 @@ class Poller:
         self._start()
 
     def stop(self) -> None:
-        self._cancel_timer()
+        """No more polls; the thread closes the connection as it ends (at once when idle; an
+        in-flight poll ends within its statement timeout first)."""
         self._stop_countdown()
-        if not self.in_flight:  # an in-flight poll ends within its statement timeout
-            self._drop_connection()
+        self._runs.stop(wait_s=0.0 if self.in_flight else STOP_WAIT_S)
 
     def poll_now(self) -> None:
         self._start()
@@ -196,7 +201,7 @@ class Poller:
             self._arm(min(seconds, 0.2))
 
     def landed(self, snap: Snapshot) -> None:
-        self.in_flight = False
+        self._runs.done()
         self._landed_once = True
         self.failures = 0
         self._stop_countdown()
@@ -208,7 +213,7 @@ class Poller:
             self._arm(self.interval)
 
     def failed(self, message: PollFailed) -> None:
-        self.in_flight = False
+        self._runs.done()
         self.failures += 1
         delay = min(self.interval * 2 ** (self.failures - 1), MAX_BACKOFF_S)
         self._set_link(LinkState(message.kind, f"retrying in {math.ceil(delay)}s", message.reason))
@@ -219,17 +224,15 @@ class Poller:
         if self._countdown is None:
             self._countdown = self._app.set_interval(1.0, self._count_down)
 
-    def crashed(self, error: BaseException | None) -> None:
-        """A bug, not the database: the header says so and polling goes on."""
-        self.in_flight = False
-        reason = one_line_error(error) if error is not None else "poll worker failed"
-        self._app.post_message(PollFailed(reason, "internal error"))
-
-    # --- the poll, in a thread worker ---------------------------------------------------------
+    # --- the poll, on the poll thread -----------------------------------------------------------
 
     def _poll(self) -> None:
-        """One poll on the monitor connection, opened (again) if needed."""
+        """One poll on the monitor connection, opened (again) if needed; its result posted
+        to the app as a message."""
         post = self._app.post_message
+        self.polls_started += 1
+        if self._retry_at is not None:  # the header says so while the retry runs
+            self._app.call_later(self._retrying_now)
         try:
             if self._new_timeouts:
                 self._new_timeouts = False
@@ -251,6 +254,9 @@ class Poller:
         except psycopg.Error as exc:  # e.g. the queue table was dropped or renamed
             self._drop_connection()
             post(PollFailed(one_line_error(exc), "error"))
+            return
+        except Exception as exc:  # a bug, not the database: the header says so, polling goes on
+            post(PollFailed(one_line_error(exc), "internal error"))
             return
         post(SnapshotReady(snap))
 
@@ -286,33 +292,20 @@ class Poller:
     # --- timers -------------------------------------------------------------------------------
 
     def _start(self) -> None:
-        if self.in_flight:
-            return
-        self._cancel_timer()
-        self.in_flight = True
-        self.polls_started += 1
-        if self._retry_at is not None:  # the header says so while the retry runs
-            self._retry_at = None
-            self._set_link(LinkState(self.link.kind, "retrying now", self.link.reason))
-        self._app.run_worker(
-            self._poll,
-            name="poll",
-            group=POLL_GROUP,
-            thread=True,
-            exclusive=True,
-            exit_on_error=False,
-        )
+        """A poll now, unless one is under way."""
+        self._runs.run_in(0.0)
 
     def _arm(self, delay: float) -> None:
         """The next poll starts `delay` after the last one ended, never on top of it."""
-        self._cancel_timer()
-        if not self.paused:
-            self._timer = self._app.set_timer(delay, self._start)
+        self._runs.run_in(None if self.paused else delay)
 
     def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+        self._runs.run_in(None)
+
+    def _retrying_now(self) -> None:
+        if self._retry_at is not None:
+            self._retry_at = None
+            self._set_link(LinkState(self.link.kind, "retrying now", self.link.reason))
 
     def _count_down(self) -> None:
         """The header's 'retrying in Ns' counts down, not frozen at the backoff it began at."""

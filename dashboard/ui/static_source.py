@@ -47,6 +47,3 @@ class StaticSource:
 
     def failed(self, message: PollFailed) -> None:
         pass
-
-    def crashed(self, error: BaseException | None) -> None:
-        pass
