@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.app import App
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 
 from dashboard.text.untrusted import escape_controls, shown
 
@@ -56,6 +57,13 @@ class PlainApp(App[ReturnType]):
             timeout=timeout,
             markup=False,
         )
+
+    def get_default_screen(self) -> Screen:
+        """Textual's default screen, drawn by a compositor that renders only the lines a
+        partial update changes (ui/line_compositor.py)."""
+        from dashboard.ui.line_compositor import LineScreen
+
+        return LineScreen(id="_default")
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, but on a Linux/macOS terminal one whose input thread sleeps

@@ -1,0 +1,88 @@
+"""A compositor whose partial updates draw only the lines that changed.
+
+Textual's partial update joins the changed regions into one box and has every widget that
+touches the box render all of its lines, then sends only the changed spans. On the
+dashboard a poll changes the header (the top line), some of the state panel and a few table
+rows near the bottom, so the box is most of the screen and each poll rendered every panel
+in it, the plots that did not move among them. This one asks each widget only for the lines
+of it that a changed span crosses, and fills the same chops from them: what reaches the
+terminal is the same (tests/test_ui_line_compositor.py compares it with a full render).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from textual._compositor import ChopsUpdate, Compositor
+from textual.geometry import Region
+from textual.screen import Screen
+from textual.strip import Strip
+
+Span = tuple[int, int, int]  # y, x1, x2 (end excluded): a changed piece of one line
+
+
+class LineCompositor(Compositor):
+    """Compositor with partial updates rendered line by line (see the module docstring)."""
+
+    def render_partial_update(self) -> ChopsUpdate | None:
+        regions = self._dirty_regions.copy()
+        self._dirty_regions.clear()
+        screen = self.size.region
+        regions = [clipped for region in regions if (clipped := region.intersection(screen))]
+        if not regions:
+            return None
+        spans = list(self._regions_to_spans(regions))
+        return ChopsUpdate(self._changed_chops(spans), spans, [cut[1:] for cut in self.cuts])
+
+    def _changed_chops(self, spans: list[Span]) -> list[dict[int, Strip | None]]:
+        """The chops of every changed line, each cut filled by the front-most widget (the
+        visible widgets come front to back, as in Compositor._render_chops)."""
+        cuts = self.cuts
+        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut[:-1]) for cut in cuts]
+        by_line: dict[int, list[tuple[int, int]]] = {}
+        for y, x1, x2 in spans:
+            by_line.setdefault(y, []).append((x1, x2))
+        top, bottom = min(by_line), max(by_line) + 1
+        for widget, (region, clip) in self.visible_widgets.items():
+            shown = region.intersection(clip)
+            x, y, width, height = shown
+            right = x + width
+            first_cut, last_cut = shown.column_span
+            lines = [
+                line
+                for line in range(max(y, top), min(y + height, bottom))
+                if any(x1 < right and x2 > x for x1, x2 in by_line.get(line, ()))
+            ]
+            for start, end in _runs(lines):
+                crop = Region(x - region.x, start - region.y, width, end - start)
+                for line, strip in zip(range(start, end), widget.render_lines(crop), strict=False):
+                    chops_line = chops[line]
+                    line_cuts = [cut for cut in cuts[line] if last_cut >= cut >= first_cut]
+                    pieces = strip.divide([cut - x for cut in line_cuts[1:]])
+                    for cut, piece in zip(line_cuts, pieces, strict=False):
+                        if chops_line.get(cut) is None:
+                            chops_line[cut] = piece
+        return chops
+
+
+def _runs(lines: list[int]) -> Iterator[tuple[int, int]]:
+    """Ascending line numbers as runs (start, end excluded) of consecutive lines."""
+    start = previous = None
+    for line in lines:
+        if start is None:
+            start = previous = line
+        elif line == previous + 1:
+            previous = line
+        else:
+            yield start, previous + 1
+            start = previous = line
+    if start is not None:
+        yield start, previous + 1
+
+
+class LineScreen(Screen):
+    """A Screen drawn by the LineCompositor."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._compositor = LineCompositor()
