@@ -4,14 +4,13 @@ Textual's partial update joins the changed regions into one box and has every wi
 touches the box render all of its lines, then sends only the changed spans. On the
 dashboard a poll changes the header (the top line), some of the state panel and a few table
 rows near the bottom, so the box is most of the screen and each poll rendered every panel
-in it, the plots that did not move among them. This one asks each widget only for the lines
-of it that a changed span crosses, and fills the same chops from them: what reaches the
-terminal is the same (tests/test_ui_line_compositor.py compares it with a full render).
+in it, the plots that did not move among them. This one asks only the widgets a changed
+span crosses, each for its lines from the first to the last changed one, and fills the same
+chops from them: what reaches the terminal is the same (tests/test_ui_line_compositor.py
+compares it with a full render).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from textual._compositor import ChopsUpdate, Compositor
 from textual.geometry import Region
@@ -53,31 +52,21 @@ class LineCompositor(Compositor):
                 for line in range(max(y, top), min(y + height, bottom))
                 if any(x1 < right and x2 > x for x1, x2 in by_line.get(line, ()))
             ]
-            for start, end in _runs(lines):
-                crop = Region(x - region.x, start - region.y, width, end - start)
-                for line, strip in zip(range(start, end), widget.render_lines(crop), strict=False):
-                    chops_line = chops[line]
-                    line_cuts = [cut for cut in cuts[line] if last_cut >= cut >= first_cut]
-                    pieces = strip.divide([cut - x for cut in line_cuts[1:]])
-                    for cut, piece in zip(line_cuts, pieces, strict=False):
-                        if chops_line.get(cut) is None:
-                            chops_line[cut] = piece
+            if not lines:
+                continue
+            # one call for the widget (each call costs its styles' lookup): the lines in
+            # between that did not change come from its line cache and are not used
+            start = lines[0]
+            crop = Region(x - region.x, start - region.y, width, lines[-1] + 1 - start)
+            strips = widget.render_lines(crop)
+            for line in lines:
+                chops_line = chops[line]
+                line_cuts = [cut for cut in cuts[line] if last_cut >= cut >= first_cut]
+                pieces = strips[line - start].divide([cut - x for cut in line_cuts[1:]])
+                for cut, piece in zip(line_cuts, pieces, strict=False):
+                    if chops_line.get(cut) is None:
+                        chops_line[cut] = piece
         return chops
-
-
-def _runs(lines: list[int]) -> Iterator[tuple[int, int]]:
-    """Ascending line numbers as runs (start, end excluded) of consecutive lines."""
-    start = previous = None
-    for line in lines:
-        if start is None:
-            start = previous = line
-        elif line == previous + 1:
-            previous = line
-        else:
-            yield start, previous + 1
-            start = previous = line
-    if start is not None:
-        yield start, previous + 1
 
 
 class LineScreen(Screen):

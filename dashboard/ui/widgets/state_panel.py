@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
@@ -96,6 +97,7 @@ class StatePanel(Widget):
     _lines: list[Text] = []  # _text's lines
     _strips: dict[int, Strip]  # a line drawn at _strip_width
     _strip_width = 0
+    _base: Style | None = None  # rich_style, read once per paint (render_lines)
 
     def on_mount(self) -> None:
         self._strips = {}
@@ -106,8 +108,13 @@ class StatePanel(Widget):
     def render(self) -> Text:
         return self._text or Text()
 
+    def render_lines(self, crop):
+        # the panel's style walks its ancestors' backgrounds: look it up once per paint
+        self._base = self.rich_style
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
-        width, base = self.content_size.width, self.rich_style
+        width, base = self.content_size.width, self._base or self.rich_style
         if y >= len(self._lines):
             return Strip.blank(width, base)
         if self._strip_width != width:
