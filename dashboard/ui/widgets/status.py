@@ -11,7 +11,7 @@ from textual.widget import Widget
 from dashboard import db
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.text.untrusted import shown
-from dashboard.ui.widgets.text_strip import text_strip
+from dashboard.ui.widgets.text_strip import Part, parts_strip, parts_text
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,19 @@ def deadlock_rate(per_s: float) -> str:
 class StatusBar(Widget):
     """One line: server, database, queue table, refresh interval, connection state.
 
-    Drawn from its Text straight into a strip: as a Static, laying out one line of text
-    cost more than building it, on every poll."""
+    Drawn from its (text, style) parts straight into a strip: as a Static, laying out one
+    line of text cost more than building it, on every poll, and so did laying out a Text."""
 
     DEFAULT_CSS = "StatusBar { height: 1; }"
 
-    _text: Text | None = None
-    _strip: Strip | None = None  # _text drawn at _strip_width
+    _parts: list[Part] = []
+    _strip: Strip | None = None  # _parts drawn at _strip_width
     _strip_width = 0
+
+    @property
+    def _text(self) -> Text | None:
+        """The line as text (tests read it)."""
+        return parts_text(self._parts) if self._parts else None
 
     def render(self) -> Text:
         """The line as text (what render_line draws)."""
@@ -76,10 +81,10 @@ class StatusBar(Widget):
 
     def render_line(self, y: int) -> Strip:
         width, base = self.size.width, self.rich_style
-        if y or self._text is None:
+        if y or not self._parts:
             return Strip.blank(width, base)
         if self._strip is None or self._strip_width != width:
-            self._strip = text_strip(self._text, width, self.app.console)
+            self._strip = parts_strip(self._parts, width)
             self._strip_width = width
         return self._strip.apply_style(base)
 
@@ -95,39 +100,40 @@ class StatusBar(Widget):
     ) -> None:
         """Draw the line; `fallback` (dsn, spec) names server and queue before a snapshot."""
         where, queue = place(snap, *fallback)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" queuetop ", "bold reverse")
+        parts: list[Part] = [(" queuetop ", "bold reverse")]
+        add = parts.append
         state = link.kind + (f", {shown(link.detail)}" if link.detail else "")
-        text.append(f" ● {state} ", STYLES.get(link.kind, "bold"))
+        add((f" ● {state} ", STYLES.get(link.kind, "bold")))
         # early in the line: a long server address must not cut these off
         if read_only:
-            text.append(" read-only ", "italic")
+            add((" read-only ", "italic"))
         if actions:  # e.g. "actions off": pressing an action key says why
-            text.append(f" {actions} ", "yellow")
+            add((f" {actions} ", "yellow"))
         if snap is not None and snap.deadlocks_per_s:  # pg_stat_database: only when not 0
-            text.append(f" deadlocks {deadlock_rate(snap.deadlocks_per_s)} ", "bold red")
+            add((f" deadlocks {deadlock_rate(snap.deadlocks_per_s)} ", "bold red"))
         if snap is not None:  # how fresh the data is: before anything a long name could cut
-            text.append(
-                f" {'at' if link.kind in FRESH else 'last data'} {snap.taken_at:%H:%M:%S}", "dim"
-            )
-            text.append(f" ({snap.elapsed_ms:.0f} ms", "dim")
+            add((f" {'at' if link.kind in FRESH else 'last data'} {snap.taken_at:%H:%M:%S}", "dim"))
+            add((f" ({snap.elapsed_ms:.0f} ms", "dim"))
             if snap.monitor_load is not None:  # the monitor's own share of the server
-                text.append(f", db {snap.monitor_load:.1%}", "dim")
-            text.append(") ", "dim")
+                add((f", db {snap.monitor_load:.1%}", "dim"))
+            add((") ", "dim"))
             behind = [
                 s for s in snap.sections if s.age_s and s.age_s > 2 * interval and not s.error
             ]
             if behind:  # paced by their cost: old on purpose, and said so
-                text.append(
-                    " " + ", ".join(f"{s.name} {s.age_s:.0f}s old" for s in behind) + " ", "yellow"
+                add(
+                    (
+                        " " + ", ".join(f"{s.name} {s.age_s:.0f}s old" for s in behind) + " ",
+                        "yellow",
+                    )
                 )
-        text.append(f" every {interval:g}s ", "dim")
-        text.append(" queue ", "dim")
-        text.append(queue, "bold")
-        text.append(" on ", "dim")
-        text.append(where)
+        add((f" every {interval:g}s ", "dim"))
+        add((" queue ", "dim"))
+        add((queue, "bold"))
+        add((" on ", "dim"))
+        add((where, ""))
         if link.reason:
-            text.append(f"  {shown(link.reason)}", "red")
-        if text != self._text:  # one line, always: a new text never moves anything else
-            self._text, self._strip = text, None
+            add((f"  {shown(link.reason)}", "red"))
+        if parts != self._parts:  # one line, always: a new text never moves anything else
+            self._parts, self._strip = parts, None
             self.refresh()

@@ -4,9 +4,16 @@ on every poll)."""
 
 from __future__ import annotations
 
+from rich.cells import set_cell_size
 from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+
+Part = tuple[str, str]  # text and its style, as given to Text.append
+
+_styles: dict[str, Style | None] = {}
 
 
 def text_strip(text: Text, width: int, console: Console) -> Strip:
@@ -14,3 +21,38 @@ def text_strip(text: Text, width: int, console: Console) -> Strip:
     line = text.copy()
     line.truncate(width, overflow="ellipsis")
     return Strip(list(line.render(console, end=""))).crop_extend(0, width, None)
+
+
+def parts_strip(parts: list[Part], width: int) -> Strip:
+    """(text, style) parts as a strip of exactly `width` cells, cut with an ellipsis as
+    `text_strip` cuts the Text they make, without laying that Text out (the header changes
+    on every poll). The text must be shown-safe already (no control characters)."""
+    segments = []
+    for text, style in parts:
+        if text:
+            if style not in _styles:
+                _styles[style] = Style.parse(style) if style else None
+            segments.append(Segment(text, _styles[style]))
+    strip = Strip(segments)
+    if strip.cell_length > width:
+        if width <= 0:
+            return Strip([])
+        # the ellipsis takes the style of the character it replaces, counted in characters
+        # as Text.truncate counts them (a cut wide character leaves a space behind)
+        kept = len(set_cell_size("".join(seg.text for seg in segments), width - 1))
+        at, style = 0, None
+        for segment in segments:
+            at += len(segment.text)
+            if at > kept:
+                style = segment.style
+                break
+        strip = Strip([*strip.crop(0, width - 1), Segment("…", style)])
+    return strip.crop_extend(0, width, None)
+
+
+def parts_text(parts: list[Part]) -> Text:
+    """The parts as one Text (what `parts_strip` draws)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for part, style in parts:
+        text.append(part, style)
+    return text
