@@ -61,6 +61,24 @@ def test_ledger_excuses_late_records_of_a_release_and_a_token_advance():
     assert ledger.double_claims == 0
 
 
+def test_ledger_takes_an_older_claim_heard_late_for_what_it_is():
+    """A worker stopped with its claim record unsent: its job was rescued (the token
+    advanced) and claimed again before the old record arrived. Not a double claim; the
+    owner with the newer token is still the owner."""
+    ledger = ClaimLedger()
+    ledger.claim(2, job=160, token=3, at=4.2, alive={1, 2})  # after the rescue: token 3
+    ledger.claim(1, job=160, token=1, at=2.8, alive={1, 2})  # the stopped worker's, late
+    ledger.finish(2, job=160, token=3, at=4.5)
+    ledger.finish(1, job=160, token=1, at=4.6)  # its late write, refused by the token
+    ledger.expire(now=float("inf"))
+    assert ledger.double_claims == 0 and ledger.owners == {}
+    ledger.claim(1, job=9, token=5, at=1.0, alive={1, 2})
+    ledger.claim(2, job=9, token=4, at=2.0, alive={1, 2})  # an older record: passed over
+    ledger.claim(3, job=9, token=5, at=3.0, alive={1, 2, 3})  # the same token twice: counted
+    ledger.expire(now=float("inf"))
+    assert ledger.double_claims == 1
+
+
 def test_ledger_counts_a_suspect_that_never_resolves():
     ledger = ClaimLedger()
     ledger.claim(1, job=7, token=1, at=10.0, alive={1, 2})

@@ -14,7 +14,9 @@ class ClaimLedger:
     the lease token). Records from different workers reach the parent out of
     order, so a conflicting claim is a suspect until the earlier owner's
     finish record arrives: excused if that finish started before the new
-    claim returned, counted otherwise or after GRACE_S without one.
+    claim returned, counted otherwise or after GRACE_S without one. A claim
+    whose token is older than the current owner's is an old record heard late,
+    not a new claim.
     """
 
     GRACE_S = 5.0
@@ -34,6 +36,11 @@ class ClaimLedger:
 
     def claim(self, k: int, job: Any, token: Any, at: float, alive: set[int]) -> None:
         prev = self.owners.get(job)
+        if prev and token is not None and prev[1] is not None and token < prev[1]:
+            # an older claim heard late (its worker was stopped with the record unsent, say):
+            # the lease moved on since, past it, and the owner with the newer token stays
+            self.by_worker.setdefault(k, set()).add(job)
+            return
         if prev and prev[0] in alive and (token is None or prev[1] is None or token <= prev[1]):
             self.suspects[(job, *prev)] = (at, time.monotonic() + self.GRACE_S)
         self.owners[job] = (k, token)
