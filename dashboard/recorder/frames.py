@@ -124,9 +124,10 @@ class FrameEncoder:
         same_cols = self._cols.get(name) is names  # record_fields' own tuple, cached
         old = self._rows.get(n) if same_cols else None  # rows of another class: whole
         try:
-            # The rows' __dict__s compared in C, without a tuple made for each: a table of
-            # 1,000 locks held on is compared in a fifth of the time. Equal dicts are equal
-            # fields; unequal ones (a row that changed) go on to the rows' values.
+            # The rows' __dict__s compared in C, without a tuple made for each row: 1,000
+            # locks held on compare in about half the time, and leave the garbage collector
+            # nothing to count. Equal dicts are equal fields; unequal ones (a row that
+            # changed) go on to the rows' values.
             states = list(map(_STATE, value))
         except AttributeError:  # a class with __slots__
             states = None
