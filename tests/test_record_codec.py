@@ -19,7 +19,7 @@ from ui_snapshots import LONG_QUERY, SERVER, T0, fixed_history, fixed_snapshot
 
 from dashboard.audit.trail import AuditRecord
 from dashboard.config import load_preset
-from dashboard.models import GroupStats, QueueSpec, SectionState, Snapshot, StaleLease
+from dashboard.models import GroupStats, LockInfo, QueueSpec, SectionState, Snapshot, StaleLease
 from dashboard.recorder import codec, delta, frames, store
 from dashboard.recorder.frames import FrameEncoder
 
@@ -273,3 +273,125 @@ def test_small_frames_are_stored_as_json_and_large_ones_compressed():
     assert len(packed) < len(large) / 5 and packed[:1] != b"{"
     assert zlib.decompress(packed) == large  # a plain zlib stream: any reader opens it
     assert store.unpack(packed) == codec.loads(large)
+
+
+def decoded(frame) -> Any:
+    return codec.loads(codec.frame_json(frame))
+
+
+def rebuilt(tree, patch) -> Snapshot:
+    """The snapshot a reader rebuilds from the tree before and the patch, through JSON."""
+    return codec.from_tree(store.named(delta.apply(tree, decoded(patch))), Snapshot)
+
+
+def test_a_field_that_ticks_in_every_row_is_written_as_one_column():
+    sections = (
+        SectionState("counts", 0.4, 1.25, 2.0),
+        SectionState("locks", 1.0, 0.5, 1.0),
+        SectionState("idle", None, 0.0, 8.0, "x"),
+    )
+    before = replace(fixed_snapshot(1, rows=8), sections=sections)
+    after = replace(
+        before,
+        sections=tuple(replace(s, age_s=(s.age_s or 0) + 1.0) for s in before.sections),
+        locks=tuple(replace(lock, wait_s=9.5 + n) for n, lock in enumerate(before.locks)),
+    )
+    encoder = FrameEncoder()
+    encoder.encode(before)
+    tree = decoded(encoder.whole())
+    patch = encoder.encode(after)
+    wait_s = codec.record_fields(LockInfo)[0].index("wait_s")
+    assert patch["$o"]["locks"] == {"$c": [[wait_s, tuple(9.5 + n for n in range(8))]]}
+    assert "$c" in patch["$o"]["sections"]
+    assert rebuilt(tree, patch) == after
+
+
+def test_rows_that_moved_or_changed_little_are_not_written_as_columns():
+    before = fixed_snapshot(1, rows=8)
+    one = replace(before, locks=(replace(before.locks[0], wait_s=99.0), *before.locks[1:]))
+    moved = replace(before, locks=before.locks[1:] + before.locks[:1])
+    for after in (one, moved):
+        encoder = FrameEncoder()
+        encoder.encode(before)
+        tree = decoded(encoder.whole())
+        patch = encoder.encode(after)
+        assert "$l" in patch["$o"]["locks"]  # row ops: one row patched, or a run moved
+        assert rebuilt(tree, patch) == after
+
+
+def test_a_row_sharing_a_long_query_with_the_row_before_is_patched_not_rewritten():
+    before = fixed_snapshot(1, rows=4)
+    lock = before.locks[0]
+    other = replace(lock, locktype="transactionid", mode="ShareLock", granted=False,
+                    relation=None, on_queue_table=False, wait_s=0.5, state="idle",
+                    xid="1801", page=7, tuple_index=1, job_id="77")  # fmt: skip
+    after = replace(before, locks=(other, *before.locks[1:]))
+    encoder = FrameEncoder()
+    encoder.encode(before)
+    tree = decoded(encoder.whole())
+    patch = encoder.encode(after)
+    [op] = [op for op in patch["$o"]["locks"]["$l"] if op[0] == -1]
+    assert op[1] == 0 and json.dumps(LONG_QUERY)[1:-1] not in codec.frame_json(patch).decode()
+    assert rebuilt(tree, patch) == after
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted:
+    name: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Holder:
+    taken_at: datetime
+    rows: tuple[Slotted, ...]
+    many: tuple[GroupStats, ...]
+
+
+def test_a_large_unchanged_list_is_no_patch_and_slotted_rows_are_compared_by_value():
+    many = tuple(GroupStats(f"g{n}", n, 0, 1, 0, None, 0) for n in range(1000))
+    first = Holder(T0, (Slotted("a", 1.0), Slotted("b", 2.0)), many)
+    # the next poll's rows are new objects of equal values
+    same = Holder(
+        T0 + timedelta(seconds=1),
+        tuple(Slotted(s.name, s.value) for s in first.rows),
+        tuple(replace(g) for g in many),
+    )
+    changed = replace(
+        same,
+        rows=(Slotted("a", 1.5), Slotted("b", 2.0)),
+        many=(*same.many[:500], replace(many[500], ready=-1), *same.many[501:]),
+    )
+    encoder = FrameEncoder()
+    encoder.encode(first)
+    tree = decoded(encoder.whole())
+    patch = encoder.encode(same)
+    assert set(patch["$o"]) == {"taken_at"}
+    tree = delta.apply(tree, decoded(patch))
+    patch = encoder.encode(changed)
+    assert set(patch["$o"]) == {"rows", "many"}  # the same time, a row of each changed
+    assert codec.from_tree(store.named(delta.apply(tree, decoded(patch))), Holder) == changed
+
+
+column_rows = st.lists(
+    st.tuples(st.integers(0, 3), st.floats(0, 3) | st.none(), st.sampled_from(["x", "$dt"])),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(column_rows, st.data())
+def test_column_patches_rebuild_the_new_rows_exactly(old, data):
+    """Rows of the same first values in the same places, other values drawn anew: whatever
+    the patch (columns or row ops), it gives the new rows."""
+    new = [
+        (row[0], data.draw(st.floats(0, 3) | st.none()), data.draw(st.sampled_from(["x", "y"])))
+        for row in old
+    ]
+    before = frames._Rows(old, dict(zip(old, range(len(old)), strict=True)), None)
+    patch, _ = frames._columns(before, new)
+    if patch is None:
+        patch = {"$l": frames._ops(before.index, old, new)}
+    rebuilt_rows = delta.apply([list(row) for row in old], decoded(patch))
+    assert rebuilt_rows == [list(row) for row in new]

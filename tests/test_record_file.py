@@ -14,6 +14,7 @@ from ui_snapshots import T0, demo_spec, fixed_snapshot
 
 from dashboard.errors import UserError
 from dashboard.recorder import Recording, RecordingWriter, codec, delta, store
+from dashboard.recorder import frames as frames_module
 
 
 def frames(n: int, rows: int = 6, every_s: float = 1.0):
@@ -207,6 +208,41 @@ def test_a_format_1_recording_is_read_and_extended(tmp_path):
     assert "$cols" in store.unpack(first_new)  # rows of values from here on
 
 
+def columns_written(path) -> int:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT data FROM frames").fetchall()
+    return sum(codec.dumps(store.unpack(data)).count(b'"$c"') for (data,) in rows)
+
+
+def test_a_format_2_recording_is_read_and_extended(tmp_path, monkeypatch):
+    """Format 2 wrote no column patches: this release reads its frames and extends it."""
+    path = tmp_path / "two.qtr"
+    snaps = frames(30)
+    with monkeypatch.context() as m:  # this release's writer, as format 2 wrote
+        m.setattr(frames_module, "_columns", lambda old, keys: (None, None))
+        writer = RecordingWriter(path, demo_spec(), 1.0)
+        for snap in snaps[:20]:
+            writer.write(snap)
+        writer.close()
+    assert columns_written(path) == 0
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'format'")
+    recording = Recording(path)
+    b = recording.bounds()
+    assert recording.meta["format"] == "2"
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[:20]
+    recording.close()
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in snaps[20:]:
+        writer.write(snap)
+    writer.close()
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
+    assert recording.meta["format"] == str(store.FORMAT)
+    assert columns_written(path) > 0  # the new frames in this release's format
+
+
 def test_a_frame_that_fails_to_be_written_leaves_the_next_one_whole(tmp_path):
     path = tmp_path / "r.qtr"
     snaps = frames(5)
@@ -234,6 +270,9 @@ def test_a_frame_that_fails_to_be_written_leaves_the_next_one_whole(tmp_path):
         b'{"$o":{"sections":{"$p":[[0,1]]}}}',  # a list of rows patched as one row
         b'{"$o":{"sections":{"$l":[[-1,0,{"$p":[[99,1]]}]]}}}',  # no value 99 in that row
         b'{"$o":{"taken_at":{"$o":{"x":{"$r":1}}},"locks":{"$l":[[1]]}}}',
+        b'{"$o":{"sections":{"$c":[[1,[0.5]]]}}}',  # a column shorter than the list
+        b'{"$o":{"sections":{"$c":[[99,[0.5,0.5,0.5]]]}}}',  # no value 99 in its rows
+        b'{"$o":{"counts":{"$c":[[0,[1]]]}}}',  # a column of an object, not of rows
     ],
 )
 def test_a_patch_that_does_not_fit_the_frame_before_is_one_line(tmp_path, bad):

@@ -46,6 +46,8 @@ def stage_and_record(dsn, connect, background, path):
     """Pile-up (a holder and two waiters in a chain), a crashed claim gone stale, the
     requeue that recovers it; all while a real RecordLoop records. Returns the facts."""
     spec = setup_demo(dsn, jobs=6)
+    with psycopg.connect(dsn) as clock:
+        began = clock.execute("SELECT now()").fetchone()[0]
     follower = AuditFollower(dsn, None, datetime.now(timezone.utc), every_s=INTERVAL)
     recorder = KeepingRecorder(RecordingWriter(path, spec, INTERVAL), follower)
     loop = RecordLoop(dsn, spec, INTERVAL, recorder, log=lambda line: None)
@@ -89,6 +91,13 @@ def stage_and_record(dsn, connect, background, path):
         recovered = len(kept)
         wait_until(lambda: len(kept) > recovered + 2 and not _stale(kept[-1], job_id))
         wait_until(lambda: Recording(path).audit(), timeout=20)
+        # the loop followed the trail on its poll's session: the server saw one queuetop session
+        sessions = look.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'queuetop' "
+            "AND backend_start >= %s",
+            (began,),
+        ).fetchall()
+        assert sessions == [(loop._conn.info.backend_pid,)]
     finally:
         stop.set()
         thread.join(10)

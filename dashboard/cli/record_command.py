@@ -163,8 +163,10 @@ def run_record(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        loop.close()
-        recorder.close()
+        try:
+            recorder.close()  # its last read of the audit trail, on the loop's connection
+        finally:
+            loop.close()
     stats = recorder.writer.stats
     print(
         f"queuetop record: {stats.frames} frames ({stats.full} full), "

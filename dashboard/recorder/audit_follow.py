@@ -1,8 +1,10 @@
 """Following the audit trail while recording, apart from the poll.
 
 The poll is not touched: the trail is read on its own schedule (every FOLLOW_EVERY_S, by the
-recorder's loop or thread, never inside a poll) and on its own connection (a monitor
-connection: autocommit, read-only, statement timeout). The table is read by an id
+recorder's loop or thread, never inside a poll, and once more when recording stops) on a
+monitor connection (autocommit, read-only, statement timeout): its own, or, for `queuetop
+record`'s loop, which polls and follows on one thread, the poll's between two polls (one
+session fewer on the server, and no connection set up for the trail). The table is read by an id
 watermark (the primary key serves it); the watermark trails by SLACK_S, since an action that
 took its id earlier may commit later, and re-read records are written once. A file is read
 from its end back to a time watermark, SLACK_S behind the newest record seen: a record
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from dashboard.audit import trail
 from dashboard.audit.trail import AuditRecord
 from dashboard.errors import UserError
 
-FOLLOW_EVERY_S = 5.0
+FOLLOW_EVERY_S = 30.0
 SLACK_S = 60.0
 PAGE = 500
 TIMEOUT_MS = 2000
@@ -59,7 +62,8 @@ class AuditFollower:
         self.every_s = every_s
         self.clock = clock
         self.problem: str | None = None  # why the last read failed (said once by `record`)
-        self._conn: psycopg.Connection | None = None
+        self._conn: psycopg.Connection | None = None  # its own, where it has one
+        self._borrow: Callable[[], psycopg.Connection | None] | None = None
         self._next_at = 0.0
         self._after_id = 0
         self._reads: deque[tuple[float, int]] = deque()  # (when, highest id then)
@@ -68,6 +72,11 @@ class AuditFollower:
     @property
     def source(self) -> str:
         return str(self.audit_file) if self.audit_file else trail.AUDIT_NAME
+
+    def share(self, connection: Callable[[], psycopg.Connection | None]) -> None:
+        """Read on the connection `connection()` returns where it is open (the caller's
+        poll connection, used on the caller's thread between its polls), else on its own."""
+        self._borrow = connection
 
     def due(self) -> bool:
         return self.clock() >= self._next_at
@@ -98,14 +107,22 @@ class AuditFollower:
             self._newest_at = max(newest, self._newest_at or newest)
         return list(page.records)
 
-    def _read_table(self, now: float) -> list[AuditRecord]:
+    def _connection(self) -> psycopg.Connection:
+        borrowed = self._borrow() if self._borrow is not None else None
+        if borrowed is not None and not borrowed.closed:
+            self._close()  # the one it opened while the poll's was down
+            return borrowed
         if self._conn is None or self._conn.closed:
             self._conn = db.connect_monitor(self.dsn or "", timeout_ms=TIMEOUT_MS)
+        return self._conn
+
+    def _read_table(self, now: float) -> list[AuditRecord]:
+        conn = self._connection()
         records: list[AuditRecord] = []
         after = self._after_id
         highest = after
         try:
-            with self._conn.cursor(row_factory=dict_row) as cur:
+            with conn.cursor(row_factory=dict_row) as cur:
                 while True:
                     rows = cur.execute(
                         queries.load("recorder/get_audit_after"),

@@ -49,40 +49,6 @@ def dumps(tree: Any) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-# Frames: key order as given (no sorting), a tuple written as a list, and to_tree asked for
-# what JSON has no type for (a datetime in a row of values: recorder/frames.py). The C
-# encoder is made once: JSONEncoder.encode would make it again for every frame.
-_FRAME_OPTIONS: dict[str, Any] = {
-    "separators": (",", ":"),
-    "ensure_ascii": False,
-    "check_circular": False,
-    "default": lambda value: to_tree(value),
-}
-if json.encoder.c_make_encoder is not None:
-    _FRAME_CHUNKS = json.encoder.c_make_encoder(
-        None,
-        _FRAME_OPTIONS["default"],
-        json.encoder.encode_basestring,
-        None,
-        ":",
-        ",",
-        False,
-        False,
-        True,
-    )
-
-    def _frame_text(frame: Any) -> str:
-        return "".join(_FRAME_CHUNKS(frame, 0))
-
-else:  # a Python without the C accelerator: the same text, more slowly
-    _frame_text = json.JSONEncoder(**_FRAME_OPTIONS).encode
-
-
-def frame_json(frame: Any) -> bytes:
-    """A frame's JSON: trees, or the values of rows as they are (tuples, datetimes …)."""
-    return _frame_text(frame).encode("utf-8", "surrogatepass")
-
-
 def loads(data: bytes) -> Any:
     return json.loads(data.decode("utf-8", "surrogatepass"))
 
@@ -91,10 +57,14 @@ def loads(data: bytes) -> Any:
 
 
 def to_tree(value: Any) -> Any:
-    """A JSON tree of `value`: dataclasses, containers and the scalars psycopg returns."""
+    """A JSON tree of `value`: dataclasses, containers and the scalars psycopg returns (a
+    dict of plain values is its own tree: trees are read, never changed)."""
     kind = type(value)
     if kind in _PLAIN:
         return value
+    exact = _EXACT.get(kind)  # the types every frame holds, without the search below
+    if exact is not None:
+        return exact(value)
     if kind is tuple or kind is list:
         return [v if type(v) in _PLAIN else to_tree(v) for v in value]
     fields = record_fields(kind)
@@ -105,10 +75,31 @@ def to_tree(value: Any) -> Any:
             for n, v in zip(names, values(value), strict=True)
         }
     if kind is dict:
-        if all(type(k) is str and not k.startswith(_TAG) for k in value):
-            return {k: to_tree(v) for k, v in value.items()}
-        return {"$map": [[to_tree(k), to_tree(v)] for k, v in value.items()]}
+        return _dict_tree(value)
     return _tagged(value)
+
+
+_TEXT = frozenset((str,))
+_STARTS_TAG = operator.methodcaller("startswith", _TAG)
+
+
+def _dict_tree(value: dict) -> Any:
+    if _TEXT.issuperset(map(type, value)) and not any(map(_STARTS_TAG, value)):
+        if _PLAIN.issuperset(map(type, value.values())):
+            return value
+        return {k: v if type(v) in _PLAIN else to_tree(v) for k, v in value.items()}
+    return {"$map": [[to_tree(k), to_tree(v)] for k, v in value.items()]}
+
+
+_EXACT: dict[type, Callable[[Any], Any]] = {
+    dict: _dict_tree,
+    datetime: lambda v: {"$dt": v.isoformat()},
+    date: lambda v: {"$date": v.isoformat()},
+    time: lambda v: {"$time": v.isoformat()},
+    timedelta: lambda v: {"$td": v.total_seconds()},
+    Decimal: lambda v: {"$dec": str(v)},
+    UUID: lambda v: {"$uuid": str(v)},
+}
 
 
 @cache
@@ -172,6 +163,39 @@ _UNTAG: dict[str, Callable[[Any], Any]] = {
 def is_tagged(node: Any) -> bool:
     """A tagged scalar ({"$dt": …}) or map: one key that starts with $."""
     return type(node) is dict and len(node) == 1 and next(iter(node)).startswith(_TAG)
+
+
+# Frames: key order as given (no sorting), a tuple written as a list, and to_tree asked for
+# what JSON has no type for (a datetime in a row of values: recorder/frames.py). The C
+# encoder is made once: JSONEncoder.encode would make it again for every frame.
+_FRAME_OPTIONS: dict[str, Any] = {
+    "separators": (",", ":"),
+    "ensure_ascii": False,
+    "check_circular": False,
+}
+if json.encoder.c_make_encoder is not None:
+    _FRAME_CHUNKS = json.encoder.c_make_encoder(
+        None,
+        to_tree,
+        json.encoder.encode_basestring,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        True,
+    )
+
+    def _frame_text(frame: Any) -> str:
+        return "".join(_FRAME_CHUNKS(frame, 0))
+
+else:  # a Python without the C accelerator: the same text, more slowly
+    _frame_text = json.JSONEncoder(**_FRAME_OPTIONS, default=to_tree).encode
+
+
+def frame_json(frame: Any) -> bytes:
+    """A frame's JSON: trees, or the values of rows as they are (tuples, datetimes …)."""
+    return _frame_text(frame).encode("utf-8", "surrogatepass")
 
 
 # --- from a tree ---------------------------------------------------------------------------

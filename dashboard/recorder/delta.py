@@ -10,6 +10,9 @@ A patch is one node:
         [items]        new items as they are
     {"$p": [[place, value], …]}    a list (a row of values) with the values at those places
                                    replaced (written by recorder/frames.py)
+    {"$c": [[place, values], …]}   a list of rows of values, the same length, each row's
+                                   value at `place` replaced by its own of `values` (a
+                                   column: recorder/frames.py, format 3)
 
 Lists (locks, waiting sessions, stale leases) are aligned by each item's *signature*: its
 values other than floats, which tick from one poll to the next (wait_s, ages). A session
@@ -136,4 +139,14 @@ def apply(old: Any, patch: dict | None) -> Any:
         for place, value in patch["$p"]:
             row[place] = value
         return row
+    if "$c" in patch:
+        rows = [list(row) if type(row) is list else _not_a_row(row) for row in old]
+        for place, values in patch["$c"]:
+            for row, value in zip(rows, values, strict=True):
+                row[place] = value
+        return rows
     raise ValueError("not a patch")
+
+
+def _not_a_row(item: Any) -> list:
+    raise ValueError(f"a column patched in a list of {type(item).__name__}, not of rows")

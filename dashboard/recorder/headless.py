@@ -55,6 +55,8 @@ class RecordLoop:
         self._conn = conn
         self._outage: str | None = None
         self._audit_said: str | None = None
+        if recorder.follower is not None:  # the trail is read between polls, on this thread
+            recorder.follower.share(lambda: self._conn)
 
     def run(self, stop: threading.Event, frames: int | None = None) -> None:
         failures = 0

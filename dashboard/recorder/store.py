@@ -8,6 +8,7 @@
 
 A frame's lists of records are rows of values, their field names under "$cols" (format 2;
 format 1 wrote each row as an object, and every frame compressed): named() reads both.
+Format 3 adds one patch node, a list's column replaced ("$c", delta.py); it reads 1 and 2.
 WAL journal, synchronous=NORMAL: each frame is its own transaction, so a SIGKILL loses at
 most the frame being written, and a reader can open the file while the recorder adds to it.
 A full frame comes every KEYFRAME_EVERY frames, so a seek reads at most that many rows.
@@ -23,7 +24,7 @@ from typing import Any
 from dashboard.errors import UserError
 from dashboard.recorder import codec, delta
 
-FORMAT = 2  # the layout of the tables and of a frame's data; a reader refuses a newer one
+FORMAT = 3  # the layout of the tables and of a frame's data; a reader refuses a newer one
 FULL, DELTA = 0, 1
 KEYFRAME_EVERY = 60
 # A delta is stored where it is smaller than this share of the last full frame (its JSON).
