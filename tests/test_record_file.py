@@ -186,6 +186,20 @@ def write_format_1(path, snaps) -> None:
     conn.close()
 
 
+def extend_and_read_back(path, snaps, written: int) -> None:
+    """The frames after the first `written` appended by this release's writer; the file then
+    reads back whole and says it is in this release's format."""
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for snap in snaps[written:]:
+        writer.write(snap)
+    writer.close()
+    recording = Recording(path)
+    b = recording.bounds()
+    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
+    assert recording.meta["format"] == str(store.FORMAT)
+    recording.close()
+
+
 def test_a_format_1_recording_is_read_and_extended(tmp_path):
     path = tmp_path / "old.qtr"
     snaps = frames(30)
@@ -195,14 +209,7 @@ def test_a_format_1_recording_is_read_and_extended(tmp_path):
     assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[:20]
     assert recording.snapshot(b.first_id + 13) == snaps[13]
     recording.close()
-    writer = RecordingWriter(path, demo_spec(), 1.0)  # the new frames in this release's format
-    for snap in snaps[20:]:
-        writer.write(snap)
-    writer.close()
-    recording = Recording(path)
-    b = recording.bounds()
-    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
-    assert recording.meta["format"] == str(store.FORMAT)
+    extend_and_read_back(path, snaps, 20)  # the new frames in this release's format
     with sqlite3.connect(path) as conn:
         first_new = conn.execute("SELECT data FROM frames WHERE id = 21").fetchone()[0]
     assert "$cols" in store.unpack(first_new)  # rows of values from here on
@@ -232,14 +239,7 @@ def test_a_format_2_recording_is_read_and_extended(tmp_path, monkeypatch):
     assert recording.meta["format"] == "2"
     assert list(recording.snapshots(b.first_id, b.last_id)) == snaps[:20]
     recording.close()
-    writer = RecordingWriter(path, demo_spec(), 1.0)
-    for snap in snaps[20:]:
-        writer.write(snap)
-    writer.close()
-    recording = Recording(path)
-    b = recording.bounds()
-    assert list(recording.snapshots(b.first_id, b.last_id)) == snaps
-    assert recording.meta["format"] == str(store.FORMAT)
+    extend_and_read_back(path, snaps, 20)
     assert columns_written(path) > 0  # the new frames in this release's format
 
 
