@@ -5,9 +5,13 @@ generator (`queuetop load`, its own processes) for the whole run. Then each
 monitor runs alone for a window, in a pseudo-terminal of 200x50, at the same
 refresh interval: `queuetop watch --interval 1` and `pg_activity --refresh 1`,
 alternating which one goes first in each round. For each window the bench reads
-/proc: the client's CPU (user + system, all its threads), its backend's CPU
-(the server process serving the monitor's own connection) and the client's RSS.
-It prints each window, the mean per monitor, and queuetop / pg_activity ratios.
+/proc: the client's CPU, its backend's CPU (the server process serving the
+monitor's own connection) and the client's RSS. The client's CPU is its threads'
+run time from schedstat, to the nanosecond (the figure the ratio is taken of); its
+user + system time in clock ticks is printed beside it, as a cross-check: at a few
+tenths of a percent a 30 s window holds some 10-20 ticks, so that figure moves by
+10 % with one tick. It prints each window, the mean per monitor, and queuetop /
+pg_activity ratios.
 
 pg_activity is installed on first use into .cache/pg_activity (pip --target),
 which git ignores. Numbers measured on a shared machine are noisy: the ratio of
@@ -38,7 +42,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import process_cpu_s, server  # noqa: E402
+from bench.common import process_cpu_s, process_run_s, server  # noqa: E402
 from dashboard.loadgen.settings import DEMO_SETTINGS  # noqa: E402
 from dashboard.setup import schema  # noqa: E402
 
@@ -120,7 +124,8 @@ class Terminal:
 @dataclass
 class Window:
     monitor: str
-    client_pct: float
+    client_pct: float  # run time (schedstat)
+    client_ticks_pct: float  # user + system time, in clock ticks (/proc/PID/stat)
     backend_pct: float
     rss_mb: float
     bytes_per_s: float
@@ -171,10 +176,12 @@ def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
             # queuetop's short-lived connections (the permission check) are gone by now
             backends = backend_pids(conn, app, set())
             client0 = process_cpu_s(term.proc.pid)
+            run0 = process_run_s(term.proc.pid)
             server0 = sum(process_cpu_s(p) for p in backends)
             bytes0, t0 = term.received, time.monotonic()
             time.sleep(window)
             client1 = process_cpu_s(term.proc.pid)
+            run1 = process_run_s(term.proc.pid)
             server1 = sum(process_cpu_s(p) for p in backends)
             bytes1, t1 = term.received, time.monotonic()
             rss = rss_mb(term.proc.pid)
@@ -185,6 +192,7 @@ def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
     wall = t1 - t0
     return Window(
         monitor,
+        100 * (run1 - run0) / wall,
         100 * (client1 - client0) / wall,
         100 * (server1 - server0) / wall,
         rss,
@@ -221,25 +229,31 @@ def start_load(dsn: str, seconds: float, workers: int) -> subprocess.Popen:
 
 def report(windows: list[Window]) -> None:
     print()
-    print(f"{'window':>6} {'monitor':12} {'client CPU':>11} {'backend CPU':>12} {'RSS':>8}")
+    print(
+        f"{'window':>6} {'monitor':12} {'client CPU':>11} {'(ticks)':>8} {'backend CPU':>12} "
+        f"{'RSS':>8}"
+    )
     for i, w in enumerate(windows, 1):
         print(
-            f"{i:>6} {w.monitor:12} {w.client_pct:10.2f}% {w.backend_pct:11.2f}% {w.rss_mb:6.0f} MB"
+            f"{i:>6} {w.monitor:12} {w.client_pct:10.3f}% {w.client_ticks_pct:7.2f}% "
+            f"{w.backend_pct:11.2f}% {w.rss_mb:6.0f} MB"
         )
     mean = {}
     for name in (QUEUETOP, PG_ACTIVITY):
         mine = [w for w in windows if w.monitor == name]
         mean[name] = (
             statistics.mean(w.client_pct for w in mine),
+            statistics.mean(w.client_ticks_pct for w in mine),
             statistics.mean(w.backend_pct for w in mine),
             statistics.mean(w.rss_mb for w in mine),
         )
-        c, b, r = mean[name]
-        print(f"{'mean':>6} {name:12} {c:10.2f}% {b:11.2f}% {r:6.0f} MB")
-    (qc, qb, qr), (pc, pb, pr) = mean[QUEUETOP], mean[PG_ACTIVITY]
+        c, t, b, r = mean[name]
+        print(f"{'mean':>6} {name:12} {c:10.3f}% {t:7.2f}% {b:11.2f}% {r:6.0f} MB")
+    (qc, qt, qb, qr), (pc, pt, pb, pr) = mean[QUEUETOP], mean[PG_ACTIVITY]
     print(
-        f"queuetop / pg_activity: client CPU {qc / max(pc, 1e-9):.2f}x (target <= 2), "
-        f"backend CPU {qb / max(pb, 1e-9):.2f}x, RSS {qr / max(pr, 1e-9):.2f}x"
+        f"queuetop / pg_activity: client CPU {qc / max(pc, 1e-9):.2f}x (target <= 2; in "
+        f"ticks {qt / max(pt, 1e-9):.2f}x), backend CPU {qb / max(pb, 1e-9):.2f}x, "
+        f"RSS {qr / max(pr, 1e-9):.2f}x"
     )
 
 
@@ -269,7 +283,8 @@ def main() -> None:
                 for name in order:
                     w = measure(name, dsn, args.interval, args.window)
                     print(
-                        f"  round {r + 1} {name:12} client {w.client_pct:5.2f}%  backend "
+                        f"  round {r + 1} {name:12} client {w.client_pct:6.3f}% "
+                        f"(ticks {w.client_ticks_pct:4.2f}%)  backend "
                         f"{w.backend_pct:5.2f}%  RSS {w.rss_mb:4.0f} MB  "
                         f"terminal {w.bytes_per_s / 1024:6.1f} KiB/s",
                         flush=True,

@@ -35,22 +35,35 @@ class LineCompositor(Compositor):
 
     def _changed_chops(self, spans: list[Span]) -> list[dict[int, Strip | None]]:
         """The chops of every changed line, each cut filled by the front-most widget (the
-        visible widgets come front to back, as in Compositor._render_chops)."""
+        visible widgets come front to back, as in Compositor._render_chops). A widget is
+        asked only for lines where a changed chop is still empty: one behind the widgets
+        that filled them (a container, the screen) renders nothing."""
         cuts = self.cuts
         chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut[:-1]) for cut in cuts]
         by_line: dict[int, list[tuple[int, int]]] = {}
         for y, x1, x2 in spans:
             by_line.setdefault(y, []).append((x1, x2))
+        # the chops a changed span crosses, by line: those alone reach the terminal
+        wanted = {
+            line: [
+                cut
+                for cut, end in zip(cuts[line], cuts[line][1:], strict=False)
+                if any(x1 < end and x2 > cut for x1, x2 in ranges)
+            ]
+            for line, ranges in by_line.items()
+        }
         top, bottom = min(by_line), max(by_line) + 1
         for widget, (region, clip) in self.visible_widgets.items():
             shown = region.intersection(clip)
             x, y, width, height = shown
-            right = x + width
             first_cut, last_cut = shown.column_span
             lines = [
                 line
                 for line in range(max(y, top), min(y + height, bottom))
-                if any(x1 < right and x2 > x for x1, x2 in by_line.get(line, ()))
+                if any(
+                    first_cut <= cut < last_cut and chops[line][cut] is None
+                    for cut in wanted.get(line, ())
+                )
             ]
             if not lines:
                 continue

@@ -10,8 +10,10 @@ from textual.widget import Widget
 
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age, one_line
-from dashboard.text.untrusted import shown as safe
-from dashboard.ui.widgets.text_strip import text_strip  # `shown` is a name of show()'s
+from dashboard.text.untrusted import shown as safe  # `shown` is a name of show()'s
+from dashboard.ui.widgets.text_strip import Part, parts_strip
+
+Line = tuple[Part, ...]  # a line of the panel: its parts
 
 ROLE_STYLES = {
     "ready": "cyan",
@@ -87,14 +89,15 @@ def group_lines(snap: Snapshot, width: int, most: int = 8) -> list[tuple[str, st
 class StatePanel(Widget):
     """The queue at a glance; '~' marks planner estimates.
 
-    Drawn line by line from its Text (as the header is): a poll that changes two numbers
-    repaints those two lines, not the panel (laid out as a Static, the whole panel cost
-    more than a millisecond on every poll, a fifth of the dashboard's CPU under load)."""
+    Drawn line by line from (text, style) parts, as the header is: a poll that changes two
+    numbers repaints those two lines, not the panel, and neither builds nor lays out a Rich
+    Text (laid out as a Static, the whole panel cost more than a millisecond on every poll,
+    a fifth of the dashboard's CPU under load; as one Text split into lines, a third of
+    what drawing a poll cost the screen)."""
 
     _last: tuple[Snapshot | None, QueueSpec | None] = (None, None)
     _shown: tuple | None = None
-    _text: Text | None = None  # what it shows now (render() returns it whole)
-    _lines: list[Text] = []  # _text's lines
+    _lines: list[Line] = []  # what it shows now, a line of parts each
     _strips: dict[int, Strip]  # a line drawn at _strip_width
     _strip_width = 0
     _base: Style | None = None  # rich_style, read once per paint (render_lines)
@@ -106,7 +109,14 @@ class StatePanel(Widget):
         self.show(*self._last)  # the clipping depends on the width
 
     def render(self) -> Text:
-        return self._text or Text()
+        """All its lines as one Text (what the lines draw)."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for y, line in enumerate(self._lines):
+            if y:
+                text.append("\n")
+            for part, style in line:
+                text.append(part, style)
+        return text
 
     def render_lines(self, crop):
         # the panel's style walks its ancestors' backgrounds: look it up once per paint
@@ -121,19 +131,20 @@ class StatePanel(Widget):
             self._strips, self._strip_width = {}, width
         strip = self._strips.get(y)
         if strip is None:
-            strip = self._strips[y] = text_strip(self._lines[y], width, self.app.console)
+            strip = self._strips[y] = parts_strip(list(self._lines[y]), width)
         return strip.apply_style(base)
 
-    def _draw(self, text: Text) -> None:
-        """Show `text`, repainting only the lines that differ from what is shown."""
-        lines = list(text.split("\n", allow_blank=True))
+    def _draw(self, lines: list[Line]) -> None:
+        """Show `lines`, repainting only those that differ from what is shown."""
         old = self._lines
         changed = [
             y
             for y in range(max(len(lines), len(old)))
             if y >= len(lines) or y >= len(old) or lines[y] != old[y]
         ]
-        self._text, self._lines = text, lines
+        if not changed:
+            return
+        self._lines = lines
         for y in changed:
             self._strips.pop(y, None)
         if 2 * len(changed) > len(lines):
@@ -149,7 +160,7 @@ class StatePanel(Widget):
             return
         self._last, self._shown = (snap, spec), shown
         if snap is None:
-            self._draw(Text("waiting for the first snapshot…", style="dim"))
+            self._draw([(("waiting for the first snapshot…", "dim"),)])
             return
         width = max(self.content_size.width, 30)
         # plain text in columns, not a Rich table: this repaints on every poll
@@ -162,27 +173,28 @@ class StatePanel(Widget):
             for role in snap.roles
         ]
         count_w = max(4, *(len(count) for _, count, _ in rows))
-        text = Text(no_wrap=True, overflow="ellipsis")
+        lines: list[Line] = []
         height = self.content_size.height
         # a short panel (80x24) with six roles keeps the numbers and drops the column titles
         header = not height or height >= len(rows) + 2
         if header:
-            text.append(f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim")
-        for i, (role, count, locked) in enumerate(rows):
-            if header or i:
-                text.append("\n")
-            text.append(f"{role[:7]:<7}", ROLE_STYLES[role])
-            text.append(f" {count:>{count_w}} ")
-            text.append(
-                f"{'' if locked is None else f'{locked:,}':>6}", "bold" if locked else "dim"
+            lines.append(((f"{'role':<7} {'rows':>{count_w}} {'locked':>6} raw values", "dim"),))
+        room = max(width - 7 - count_w - 8 - 1, 1)
+        for role, count, locked in rows:
+            lines.append(
+                (
+                    (f"{role[:7]:<7}", ROLE_STYLES[role]),
+                    (f" {count:>{count_w}} ", ""),
+                    (
+                        f"{'' if locked is None else f'{locked:,}':>6}",
+                        "bold" if locked else "dim",
+                    ),
+                    (" " + clip(raw_values(role, snap, spec), room), "dim"),
+                )
             )
-            room = width - 7 - count_w - 8 - 1
-            text.append(" " + clip(raw_values(role, snap, spec), max(room, 1)), "dim")
-        notes = text
-        notes.append("\noldest ready ", "dim")
-        notes.append(age(snap.oldest_ready_age_s), "bold")
+        notes: list[Part] = [("oldest ready ", "dim"), (age(snap.oldest_ready_age_s), "bold")]
         if snap.estimated:
-            notes.append("  ~ estimate", "dim")
+            notes.append(("  ~ estimate", "dim"))
         extra: list[tuple[str, str]] = group_lines(snap, width)
         if snap.row_lock_holders:
             extra.append(
@@ -208,10 +220,9 @@ class StatePanel(Widget):
             if room:
                 extra.append((more, "dim italic"))
             else:
-                notes.append(f"  +{hidden} more lines", "dim italic")
-        for line, style in extra:
-            notes.append("\n" + line, style)
+                notes.append((f"  +{hidden} more lines", "dim italic"))
+        lines.append(tuple(notes))
+        lines += [((line, style),) for line, style in extra]
         # a fixed size in app.tcss: new numbers never move anything else on the screen;
         # the same numbers as last time paint nothing
-        if text != self._text:
-            self._draw(text)
+        self._draw(lines)

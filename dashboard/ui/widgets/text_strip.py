@@ -1,11 +1,10 @@
-"""A line of text drawn straight into a strip, without a layout: how the header and the
-state panel draw their lines (laying them out as a Static cost more than building them,
-on every poll)."""
+"""A line of (text, style) parts drawn straight into a strip, without a Rich Text or a
+layout: how the header and the state panel draw their lines (laying them out as a Static
+cost more than building them, on every poll)."""
 
 from __future__ import annotations
 
 from rich.cells import set_cell_size
-from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -16,17 +15,11 @@ Part = tuple[str, str]  # text and its style, as given to Text.append
 _styles: dict[str, Style | None] = {}
 
 
-def text_strip(text: Text, width: int, console: Console) -> Strip:
-    """`text` as a strip of exactly `width` cells, cut with an ellipsis."""
-    line = text.copy()
-    line.truncate(width, overflow="ellipsis")
-    return Strip(list(line.render(console, end=""))).crop_extend(0, width, None)
-
-
 def parts_strip(parts: list[Part], width: int) -> Strip:
     """(text, style) parts as a strip of exactly `width` cells, cut with an ellipsis as
-    `text_strip` cuts the Text they make, without laying that Text out (the header changes
-    on every poll). The text must be shown-safe already (no control characters)."""
+    Rich cuts the Text they make, without laying that Text out (the header and the state
+    panel change on every poll). The text must be shown-safe already (no control
+    characters)."""
     segments = []
     for text, style in parts:
         if text:
