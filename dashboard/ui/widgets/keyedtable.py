@@ -177,10 +177,13 @@ class KeyedTable(ScrollView, can_focus=True):
     def set_rows(self, rows: Iterable[tuple[Hashable, Any]]) -> None:
         """Replace the rows: (key, item) in display order, keys unique (any hashable:
         a pid, a job id, a lock group)."""
+        items = dict(rows)
+        if not items and not self._keys:  # empty and still empty (most tables, most polls)
+            return
         keep, keep_index = self.cursor_key(), self.cursor_row
         was_visible = self._row_visible(keep_index)
         before = self._keys
-        self.items = dict(rows)
+        self.items = items
         self._keys = list(self.items)
         self._index = {key: i for i, key in enumerate(self._keys)}
         for key in [k for k in self._lines if k not in self._index]:
