@@ -11,6 +11,9 @@ Three runs, each with its numbers printed side by side:
    for both: compressed bytes per frame (median and mean), per hour and per day at 1 s, the
    file's size per frame, and the recorder's CPU per frame as a share of the poll's own CPU
    (this thread's CPU, measured around each, in the same loop);
+   for the skip-locked phase, the floor beside it: the same poll followed only by one
+   commit of a frame-sized row (what a SIGKILL losing at most one frame asks for), for
+   SECONDS / 2;
 3. a day-long recording, DAY_FRAMES frames one second apart built from run 1's snapshots in
    order: its size, and the time to show a random frame (Recording.frame_at, then snapshot,
    on a reader opened afresh, so that no frame is cached) over SEEKS seeks.
@@ -21,6 +24,7 @@ of the poll's. Without --dsn a private embedded server is used and removed at th
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import statistics
@@ -39,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import fresh_demo, server  # noqa: E402
 from dashboard.loadgen import DEMO_SETTINGS, LoadGenerator  # noqa: E402
 from dashboard.models import QueueSpec, Snapshot  # noqa: E402
-from dashboard.recorder import Recorder, Recording, RecordingWriter  # noqa: E402
+from dashboard.recorder import Recorder, Recording, RecordingWriter, store  # noqa: E402
 from dashboard.recorder.audit_follow import AuditFollower  # noqa: E402
 from dashboard.recorder.headless import RecordLoop  # noqa: E402
 from dashboard.recorder.writer import ROW_OVERHEAD  # noqa: E402
@@ -70,6 +74,54 @@ class TimedRecorder(Recorder):
         super().record(snap)
         self.cpu_s += time.thread_time() - started
         self.kept.append(snap)
+
+
+class CommitOnly:
+    """Stands in for the recorder: after each poll it only inserts and commits one row of
+    `size` bytes, in a file of its own opened as a recording is (store.connect: WAL,
+    synchronous=NORMAL). One commit per frame is what a SIGKILL losing at most the frame
+    being written asks for, so this is the least a frame can cost on this thread."""
+
+    follower = None
+
+    def __init__(self, path: Path, size: int):
+        self.conn = store.connect(path, write=True)
+        for statement in store.SCHEMA:
+            self.conn.execute(statement)
+        self.data = os.urandom(size)  # incompressible, as a compressed frame is
+        self.cpu_s: list[float] = []
+
+    def record(self, snap: Snapshot) -> None:
+        started = time.thread_time()
+        self.conn.execute(
+            "INSERT INTO frames (at, kind, data) VALUES (?, ?, ?)",
+            (snap.taken_at.timestamp(), store.DELTA, self.data),
+        )
+        self.cpu_s.append(time.thread_time() - started)
+
+    def follow(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def commit_floor(dsn: str, spec: QueueSpec, path: Path, seconds: float, interval: float, size):
+    """The poll, then only a commit of a frame-sized row (CommitOnly), for `seconds`."""
+    floor = CommitOnly(path, size)
+    loop = RecordLoop(dsn, spec, interval, floor, log=lambda line: print("  ", line))
+    stop = threading.Event()
+    threading.Timer(seconds, stop.set).start()
+    loop.run(stop)
+    loop.close()
+    floor.close()
+    poll_ms = loop.poll_cpu_s / loop.frames * 1e3
+    commit_ms = statistics.median(floor.cpu_s) * 1e3
+    print(
+        f"  the floor, {loop.frames} polls each followed only by one commit of a {size:,}-byte "
+        f"row (a file of its own, as a recording is opened): poll {poll_ms:.2f} ms, commit "
+        f"median {commit_ms:.3f} ms = {commit_ms / poll_ms:.1%} of the poll's CPU"
+    )
 
 
 def record_for(dsn: str, spec: QueueSpec, path: Path, seconds: float, interval: float):
@@ -144,7 +196,11 @@ def demo_run(dsn: str, tmp: Path, seconds: float, interval: float):
                 time.sleep(0.05)
             phase_path = path.with_name(f"demo-{len(results)}.qtr")
             recorder, loop, rows = record_for(dsn, spec, phase_path, seconds, interval)
-        results.append(report(f"demo under load, {name}", recorder, loop, rows, phase_path))
+            results.append(report(f"demo under load, {name}", recorder, loop, rows, phase_path))
+            if not kept:  # skip-locked: what one commit a frame costs at least, beside it
+                size = int(statistics.median(n for _, n in rows))
+                floor_path = path.with_name("floor.qtr")
+                commit_floor(dsn, spec, floor_path, seconds / 2, interval, size)
         kept += recorder.kept
     return spec, kept, results
 
