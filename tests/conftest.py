@@ -100,7 +100,23 @@ def connect(dsn: str) -> Iterator[Callable[..., psycopg.Connection]]:
 
     yield _connect
     for conn in opened:
-        conn.close()
+        close_when_idle(conn)
+
+
+def close_when_idle(conn: psycopg.Connection, timeout: float = 10.0) -> None:
+    """Close a session, after the statement a background thread may still be running on
+    it (a lock wait that closing another session just released): psycopg's close() frees
+    libpq's connection without its lock, and a thread still inside execute() then reads
+    freed memory (a segfault of the whole test run, seen once). The statement is cancelled
+    and the thread's hold on the connection waited for; then it is closed."""
+    if conn.lock.locked():
+        try:
+            conn.cancel_safe(timeout=timeout)
+        except psycopg.Error:  # finished meanwhile, or the server is gone: waited for below
+            pass
+        if conn.lock.acquire(timeout=timeout):
+            conn.lock.release()
+    conn.close()
 
 
 class Background:
