@@ -106,15 +106,21 @@ class CommitOnly:
         self.conn.close()
 
 
-def commit_floor(dsn: str, spec: QueueSpec, path: Path, seconds: float, interval: float, size):
-    """The poll, then only a commit of a frame-sized row (CommitOnly), for `seconds`."""
-    floor = CommitOnly(path, size)
-    loop = RecordLoop(dsn, spec, interval, floor, log=lambda line: print("  ", line))
+def run_loop(dsn: str, spec: QueueSpec, interval: float, recorder, seconds: float) -> RecordLoop:
+    """`queuetop record`'s loop into `recorder` for `seconds`; the recorder closed after."""
+    loop = RecordLoop(dsn, spec, interval, recorder, log=lambda line: print("  ", line))
     stop = threading.Event()
     threading.Timer(seconds, stop.set).start()
     loop.run(stop)
     loop.close()
-    floor.close()
+    recorder.close()
+    return loop
+
+
+def commit_floor(dsn: str, spec: QueueSpec, path: Path, seconds: float, interval: float, size):
+    """The poll, then only a commit of a frame-sized row (CommitOnly), for `seconds`."""
+    floor = CommitOnly(path, size)
+    loop = run_loop(dsn, spec, interval, floor, seconds)
     poll_ms = loop.poll_cpu_s / loop.frames * 1e3
     commit_ms = statistics.median(floor.cpu_s) * 1e3
     print(
@@ -130,12 +136,7 @@ def record_for(dsn: str, spec: QueueSpec, path: Path, seconds: float, interval: 
     recorder = TimedRecorder(
         RecordingWriter(path, spec, interval), AuditFollower(dsn, None, started)
     )
-    loop = RecordLoop(dsn, spec, interval, recorder, log=lambda line: print("  ", line))
-    stop = threading.Event()
-    threading.Timer(seconds, stop.set).start()
-    loop.run(stop)
-    loop.close()
-    recorder.close()
+    loop = run_loop(dsn, spec, interval, recorder, seconds)
     conn = sqlite3.connect(path)
     rows = conn.execute("SELECT kind, length(data) FROM frames ORDER BY id").fetchall()
     conn.close()
