@@ -11,7 +11,7 @@ from textual.widget import Widget
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age, one_line
 from dashboard.text.untrusted import shown as safe  # `shown` is a name of show()'s
-from dashboard.ui.widgets.text_strip import Part, parts_strip
+from dashboard.ui.widgets.text_strip import Part, parts_strip, parts_text
 
 Line = tuple[Part, ...]  # a line of the panel: its parts
 
@@ -110,13 +110,12 @@ class StatePanel(Widget):
 
     def render(self) -> Text:
         """All its lines as one Text (what the lines draw)."""
-        text = Text(no_wrap=True, overflow="ellipsis")
+        parts: list[Part] = []
         for y, line in enumerate(self._lines):
             if y:
-                text.append("\n")
-            for part, style in line:
-                text.append(part, style)
-        return text
+                parts.append(("\n", ""))
+            parts += line
+        return parts_text(parts)
 
     def render_lines(self, crop):
         # the panel's style walks its ancestors' backgrounds: look it up once per paint
@@ -131,7 +130,7 @@ class StatePanel(Widget):
             self._strips, self._strip_width = {}, width
         strip = self._strips.get(y)
         if strip is None:
-            strip = self._strips[y] = parts_strip(list(self._lines[y]), width)
+            strip = self._strips[y] = parts_strip(self._lines[y], width)
         return strip.apply_style(base)
 
     def _draw(self, lines: list[Line]) -> None:

@@ -4,6 +4,8 @@ cost more than building them, on every poll)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -15,7 +17,7 @@ Part = tuple[str, str]  # text and its style, as given to Text.append
 _styles: dict[str, Style | None] = {}
 
 
-def parts_strip(parts: list[Part], width: int) -> Strip:
+def parts_strip(parts: Iterable[Part], width: int) -> Strip:
     """(text, style) parts as a strip of exactly `width` cells, cut with an ellipsis as
     Rich cuts the Text they make, without laying that Text out (the header and the state
     panel change on every poll). The text must be shown-safe already (no control
@@ -43,7 +45,7 @@ def parts_strip(parts: list[Part], width: int) -> Strip:
     return strip.crop_extend(0, width, None)
 
 
-def parts_text(parts: list[Part]) -> Text:
+def parts_text(parts: Iterable[Part]) -> Text:
     """The parts as one Text (what `parts_strip` draws)."""
     text = Text(no_wrap=True, overflow="ellipsis")
     for part, style in parts:
