@@ -191,7 +191,7 @@ class Chaos:
         self.say("server started again")
         self.settle(gen, "the restart")
 
-    def stop_past_lease(self, gen: LoadGenerator) -> list[int]:
+    def stop_past_lease(self, gen: LoadGenerator) -> list[tuple[int, int]]:
         """SIGSTOP a worker that holds a job; SIGCONT once the job was rescued."""
         for _ in range(50):
             victim = self.rng.choice(wait_for("a live worker", lambda: self.live(gen)))
@@ -203,18 +203,24 @@ class Chaos:
             os.kill(victim.pid, signal.SIGCONT)
         else:
             raise RuntimeError("chaos: no worker was ever caught holding a job")
-        ids = [row[0] for row in held]
-        self.say(f"SIGSTOP {victim.session} holding job {ids[0]} (lease {self.plan.lease_s:g}s)")
+        leases = [(job, token) for job, token in held]
+        lease_s = self.plan.lease_s
+        self.say(f"SIGSTOP {victim.session} holding job {leases[0][0]} (lease {lease_s:g}s)")
         try:
             wait_for(
                 "the stopped worker's job to be rescued",
-                lambda: self.query("count_rescues_of_jobs", {"ids": ids})[0][0] >= 1,
-                timeout=self.plan.lease_s * 10 + 30,
+                lambda: self.rescues_of(leases) >= len(leases),
+                timeout=lease_s * 10 + 30,
             )
-            self.say(f"job {ids[0]} rescued (lease expired); SIGCONT {victim.session}")
+            self.say(f"job {leases[0][0]} rescued (lease expired); SIGCONT {victim.session}")
         finally:
             os.kill(victim.pid, signal.SIGCONT)
-        return ids
+        return leases
+
+    def rescues_of(self, leases: list[tuple[int, int]]) -> int:
+        """Rescues of exactly these leases (job and token), not of an earlier lease of a job."""
+        ids, tokens = [job for job, _ in leases], [token for _, token in leases]
+        return self.query("count_rescues_of_leases", {"ids": ids, "tokens": tokens})[0][0]
 
     def hold_a_row(self) -> tuple[psycopg.Connection, int]:
         conn = psycopg.connect(self.dsn, application_name="chaos-idle-tx")
@@ -280,7 +286,7 @@ class Chaos:
             self.terminate_backends,
             self.restart_server,
         )
-        stopped: list[int] = []
+        stopped: list[tuple[int, int]] = []
         for i, fault in enumerate(faults):
             fault(gen)
             if i == 0:
@@ -302,8 +308,7 @@ class Chaos:
         return Outcome(
             *row,
             faults=self.faults,
-            stopped_job_rescued=bool(stopped)
-            and self.query("count_rescues_of_jobs", {"ids": stopped})[0][0] >= 1,
+            stopped_job_rescued=bool(stopped) and self.rescues_of(stopped) >= len(stopped),
             held_job_done=bool(held) and held[0][0] in ("done", "dead"),
         )
 
