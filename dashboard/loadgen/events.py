@@ -1,8 +1,8 @@
 """What crosses a process or thread boundary in the load generator, typed.
 
-Workers put `WorkerEvent`s on the shared events queue; the parent reads them
-by type (a dispatch table in pool.py), never by position. The parent sends
-`Control` messages down each worker's pipe, and the public API of
+Workers send `WorkerEvent`s up their own pipe; the parent reads them by type
+(a dispatch table in pool.py), never by position. The parent sends `Control`
+messages down the same pipe, and the public API of
 LoadGenerator queues `Command`s for its supervisor thread. All are frozen
 dataclasses: pickled across the process boundary as they are.
 """

@@ -199,7 +199,6 @@ class LoadGenerator:
 
     def _supervise(self) -> None:
         sup, keeper = self._sup, self._keeper
-        sup.open_events()
         on_event = self._event_handlers()
         on_command = self._command_handlers()
         try:
@@ -213,7 +212,7 @@ class LoadGenerator:
                     on_command[type(cmd)](cmd)
                 sup.reconcile(self._settings)
                 self._drain(on_event, TICK_S)
-                self._reap()
+                self._reap(on_event)
                 with self._lock:
                     keeper.tick(self._producer_errors())
         except Exception as exc:  # reported through stats().errors; the pool still shuts down
@@ -314,21 +313,17 @@ class LoadGenerator:
         self._producer.start()
 
     def _drain(self, on_event: dict[type, Callable[[Any], None]], timeout: float) -> None:
-        try:
-            event = self._sup.events.get(timeout=timeout)
-        except queue.Empty:
-            return
-        with self._lock:
-            for _ in range(MAX_EVENTS_PER_TICK):
-                on_event[type(event)](event)
-                try:
-                    event = self._sup.events.get_nowait()
-                except queue.Empty:
-                    return
+        events = self._sup.read_events(timeout, MAX_EVENTS_PER_TICK)
+        if events:
+            with self._lock:
+                for event in events:
+                    on_event[type(event)](event)
 
-    def _reap(self) -> None:
+    def _reap(self, on_event: dict[type, Callable[[Any], None]]) -> None:
         for gone in self._sup.reap():
             with self._lock:
+                for event in gone.last_events:  # what it said before it went
+                    on_event[type(event)](event)
                 self._keeper.on_exit(gone.k, gone.asked, gone.on_error)
 
     def _shutdown(self, on_event: dict[type, Callable[[Any], None]]) -> None:
@@ -337,10 +332,9 @@ class LoadGenerator:
         self._sup.ask_all_to_stop()
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while self._sup.procs and time.monotonic() < deadline:
-            self._drain(on_event, TICK_S)  # a worker cannot exit while its queued events are unread
-            self._reap()
+            self._drain(on_event, TICK_S)
+            self._reap(on_event)
         self._sup.kill_the_rest()
-        self._reap()
-        self._drain(on_event, 0.01)
+        self._reap(on_event)
         if self._producer:
             self._producer.join(5)

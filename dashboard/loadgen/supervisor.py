@@ -1,5 +1,11 @@
 """The worker processes: spawn, signal, reap and replace them; nothing about stats.
 
+Each worker has one pipe of its own, both ways: control messages down, its events
+up. No channel is shared, so a worker killed in the middle of a message (SIGKILL,
+the OOM killer) can only cut its own pipe short: the others still get through.
+(A shared multiprocessing.Queue froze for every worker when one died holding its
+write lock.)
+
 Only the supervisor thread calls these methods (a worker's parent-death signal
 follows the thread that started it). `procs` is read by LoadGenerator.stats()
 under the generator's lock; every change to it happens under that lock too.
@@ -10,12 +16,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from dashboard.loadgen import faults
-from dashboard.loadgen.events import Control, Down, Failed, Ready, StopWorking, Up
+from dashboard.loadgen.events import Control, Down, Failed, Ready, StopWorking, Up, WorkerEvent
 from dashboard.loadgen.settings import MAX_WORKERS, LoadSettings
 from dashboard.loadgen.worker import run_worker
 from dashboard.models import QueueSpec
@@ -29,13 +35,14 @@ class Proc:
     k: int
     name: str
     process: Any  # multiprocessing.Process
-    control: Connection
+    control: Connection  # its pipe: Control messages down, WorkerEvents up
     session: str  # its database session's application_name: name, or name.2 after a loss
     ready: bool = False
     stopping: bool = False
     stalled_until: float = 0.0
     down: str | None = None  # why, while it has lost its connection and reconnects
     backend_pid: int | None = None  # its session's, as pg_stat_activity shows it
+    cut: bool = False  # its pipe ended (it exited, or died mid-message); read no more
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class Exit:
     k: int
     asked: bool
     on_error: bool  # its statements failed (faults.ERROR_EXIT_CODE)
+    last_events: list[WorkerEvent] = field(default_factory=list)  # read from its pipe at exit
 
 
 class Supervisor:
@@ -57,15 +65,34 @@ class Supervisor:
         self.target = target
         self.procs: dict[int, Proc] = {}
         self.next_k = 1
-        self.events: Any = None  # see open_events
         self._respawn_at = 0.0
         self._respawn_delay = RESPAWN_MIN_S
         # set while workers exit on errors: the first K that did not (yet) fail
         self._failing_until_k: int | None = None
 
-    def open_events(self) -> None:
-        """The queue every worker puts its events on; made on the supervisor thread."""
-        self.events = self._ctx.Queue()
+    def read_events(self, timeout: float, limit: int) -> list[WorkerEvent]:
+        """The events the workers sent, waiting up to `timeout` for the first of them."""
+        pipes = {p.control: p for p in self.procs.values() if not p.cut}
+        if not pipes:
+            time.sleep(timeout)
+            return []
+        events: list[WorkerEvent] = []
+        for pipe in wait(list(pipes), timeout):
+            events += self._read(pipes[pipe], limit - len(events))
+            if len(events) >= limit:
+                break
+        return events
+
+    def _read(self, proc: Proc, limit: float) -> list[WorkerEvent]:
+        """What is waiting in one worker's pipe (at most `limit`); a pipe that ended, or
+        broke off mid-message because its worker died, is marked cut and read no more."""
+        events: list[WorkerEvent] = []
+        try:
+            while len(events) < limit and proc.control.poll():
+                events.append(proc.control.recv())
+        except (EOFError, OSError):
+            proc.cut = True
+        return events
 
     # --- what the workers say about themselves ------------------------------------------
 
@@ -138,7 +165,7 @@ class Supervisor:
             target=run_worker,
             name=name,
             daemon=True,
-            args=(k, name, self._dsn, self._spec, settings, self.events, theirs, os.getpid()),
+            args=(k, name, self._dsn, self._spec, settings, theirs, os.getpid()),
         )
         process.start()
         theirs.close()
@@ -146,12 +173,14 @@ class Supervisor:
             self.procs[k] = Proc(k, name, process, ours, session=name)
 
     def reap(self) -> list[Exit]:
-        """Forget the processes that exited (under the lock); back off after error exits."""
+        """Forget the processes that exited (under the lock), with what was still unread in
+        their pipes; back off after error exits."""
         exits = []
         for proc in list(self.procs.values()):
             code = proc.process.exitcode
             if code is None:
                 continue
+            last_events = [] if proc.cut else self._read(proc, float("inf"))
             on_error = code == faults.ERROR_EXIT_CODE
             with self._lock:
                 del self.procs[proc.k]
@@ -159,7 +188,7 @@ class Supervisor:
                 # replaced too, but not in a tight loop if every replacement fails
                 self._respawn_at = time.monotonic() + self._respawn_delay
                 self._respawn_delay = min(RESPAWN_MAX_S, self._respawn_delay * 2)
-            exits.append(Exit(proc.k, proc.stopping, on_error))
+            exits.append(Exit(proc.k, proc.stopping, on_error, last_events))
             proc.control.close()
             proc.process.join(0)
         return exits

@@ -1,9 +1,9 @@
 """One worker process: claim, simulate work, complete or fail, repeat.
 
-The worker talks to the parent through two channels: a control pipe it
-polls between (and during) jobs, and a shared events queue it flushes
-counters, claim latencies and claim/finish records into (typed: events.py; see
-worker_link.py). It never blocks on the parent, and dies with it (faults.die_with_parent).
+The worker talks to the parent through one pipe of its own: it polls control
+messages from it between (and during) jobs, and sends counters, claim latencies
+and claim/finish records up it (typed: events.py; see worker_link.py). It dies
+with the parent (faults.die_with_parent).
 """
 
 from __future__ import annotations
@@ -57,11 +57,10 @@ class Worker(ParentLink):
         dsn: str,
         spec: QueueSpec,
         settings: LoadSettings,
-        events: Any,
         control: Connection,
         parent_pid: int,
     ):
-        super().__init__(k, settings, events, control, parent_pid)
+        super().__init__(k, settings, control, parent_pid)
         self.name, self.dsn = name, dsn
         self.sessions = 0  # database sessions opened so far (see connect)
         self.session = name  # the current one's application_name
@@ -286,7 +285,7 @@ class Worker(ParentLink):
         by_knob = self.crash_next
         if jobs and (by_knob or faults.happens(self.rng, self.settings.crash_rate)):
             self.flush()
-            self.events.put(
+            self.send(
                 Crashed(
                     self.k,
                     time.time(),
@@ -295,9 +294,7 @@ class Worker(ParentLink):
                     by_knob,
                     committed=not self.settings.hold_tx,
                 )
-            )
-            self.events.close()
-            self.events.join_thread()  # the records must reach the parent before we vanish
+            )  # sent: in the kernel's buffer, it reaches the parent after we vanish
             faults.crash_now()
 
     def stall(self) -> None:
@@ -317,7 +314,7 @@ class Worker(ParentLink):
         while True:
             reason = first_line(lost)
             if reason != reported:
-                self.events.put(Down(self.k, reason))
+                self.send(Down(self.k, reason))
                 reported = reason
             if self.conn is not None:
                 self.conn.close()
@@ -328,7 +325,7 @@ class Worker(ParentLink):
             except psycopg.OperationalError as exc:
                 lost, delay = exc, min(RECONNECT_MAX_S, delay * 2)
                 continue
-            self.events.put(Up(self.k, self.session, self.conn.info.backend_pid))
+            self.send(Up(self.k, self.session, self.conn.info.backend_pid))
             return
 
     def run(self) -> int:
@@ -338,7 +335,7 @@ class Worker(ParentLink):
                 self.connect()
             except psycopg.OperationalError as exc:  # started while the server is away
                 self.reconnect(exc)
-            self.events.put(Ready(self.k, self.session, self.conn.info.backend_pid))
+            self.send(Ready(self.k, self.session, self.conn.info.backend_pid))
             while not self.stopping:
                 try:
                     self.turn()
@@ -359,7 +356,6 @@ def run_worker(
     dsn: str,
     spec: QueueSpec,
     settings: LoadSettings,
-    events: Any,
     control: Connection,
     parent_pid: int,
 ) -> None:
@@ -369,9 +365,7 @@ def run_worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        Worker(k, name, dsn, spec, settings, events, control, parent_pid).run()
+        Worker(k, name, dsn, spec, settings, control, parent_pid).run()
     except psycopg.Error as exc:  # not a lost connection: the statements themselves fail
-        events.put(Failed(k, f"{name}: {first_line(exc)}"))
-        events.close()
-        events.join_thread()
+        control.send(Failed(k, f"{name}: {first_line(exc)}"))
         raise SystemExit(faults.ERROR_EXIT_CODE) from None

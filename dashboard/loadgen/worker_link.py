@@ -1,8 +1,11 @@
-"""A worker's two channels to the parent: the events it flushes, the control it polls.
+"""A worker's pipe to the parent: the events it sends up, the control it polls.
 
 Counters, claim latencies and claim/finish records gather in memory and go up as
 one `Batch` event every FLUSH_EVERY_S (never one message per job); control
-messages (typed, events.py) are read between and during jobs.
+messages (typed, events.py) are read between and during jobs. The pipe is this
+worker's alone (supervisor.py says why). A send blocks only while the parent is a
+whole socket buffer behind; it lands in the kernel at once, so what a worker sent
+before it dies, even by SIGKILL, still reaches the parent.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dashboard.loadgen.events import (
     SetKnobs,
     Stall,
     StopWorking,
+    WorkerEvent,
 )
 from dashboard.loadgen.settings import LoadSettings
 from dashboard.loadgen.stats import COUNTERS
@@ -29,9 +33,9 @@ FLUSH_EVERY_S = 0.1
 
 class ParentLink:
     def __init__(
-        self, k: int, settings: LoadSettings, events: Any, control: Connection, parent_pid: int
+        self, k: int, settings: LoadSettings, control: Connection, parent_pid: int
     ) -> None:
-        self.k, self.settings, self.events, self.control = k, settings, events, control
+        self.k, self.settings, self.control = k, settings, control
         self.parent_pid = parent_pid
         self.stopping = False
         self.crash_next = False
@@ -47,10 +51,16 @@ class ParentLink:
         self.requeued = False  # a finished record above put its job back to ready
         self.last_flush = time.monotonic()
 
+    def send(self, event: WorkerEvent) -> None:
+        try:
+            self.control.send(event)
+        except OSError:  # the parent closed its end: it is gone
+            faults.crash_now()
+
     def flush(self) -> None:
         if any(self.counts.values()) or self.latencies or self.claimed or self.finished:
             counts = {n: v for n, v in self.counts.items() if v}
-            self.events.put(Batch(self.k, counts, self.latencies, self.claimed, self.finished))
+            self.send(Batch(self.k, counts, self.latencies, self.claimed, self.finished))
         self._reset_batch()
 
     def maybe_flush(self, before_a_wait: bool = False) -> None:
