@@ -13,8 +13,9 @@ step is one sample:
 
 - ground truth is read (pgrowlocks on the queue table, pg_locks, pg_blocking_pids for
   each waiter), then queuetop's Monitor polls, then ground truth is read again; a sample
-  whose two readings differ was not frozen (a deadlock broken, a lock granted) and is
-  discarded, never compared;
+  whose two readings differ was not frozen (a deadlock broken, a lock granted), or whose
+  poll saw locks of a session outside the scene that neither reading saw (it came and
+  went between them), and is discarded, never compared;
 - compared: which jobs each session holds, with each multixact member's mode; who waits,
   on whom (queuetop's blockers, and its chain, must be edges of pg_blocking_pids' graph);
   the job each waiter is queued on, whether it is first in line, and who holds that job;
@@ -287,7 +288,11 @@ class Stage:
         before = read_truth(self.truth_conn, self.skip)
         snap = self.monitor.poll(self.mon)
         after = read_truth(self.truth_conn, self.skip)
-        if before != after:
+        # a session of no scene that came and went between the two readings (an
+        # autovacuum worker's ANALYZE, with its transaction id): the server was not frozen
+        ours = {s.pid for s in self.sessions}
+        passing = {lk.pid for lk in snap.locks} - ours - {k[0] for k in before.locks}
+        if before != after or passing:
             result.discarded += 1
             return
         result.samples += 1
