@@ -144,8 +144,11 @@ def test_random_interleavings_keep_the_queue_sound(rig, ops):
         elif kind in ("requeue", "dead_letter"):
             if op[4]:
                 view, _ = observe_jobs(action, spec, [str(i) for i in range(1, JOBS + 1)])
-            # Like the stale-lease table, a requeue offers running and failed jobs only.
-            offered = [o for o in view if kind == "dead_letter" or o.status != "ready"]
+            # Like the stale-lease table, a requeue offers running and failed jobs here (a
+            # requeue of a dead job, a person's retry, is tested with the presets).
+            offered = [
+                o for o in view if kind == "dead_letter" or o.status not in ("ready", "dead")
+            ]
             picked = [o for o in offered if op[1] >> (int(o.id) - 1) & 1]
             locked = None
             if kind == "requeue" and op[3] and picked:  # a worker holds one row right now

@@ -32,7 +32,7 @@ ROLE_OF = {
     "DELAYED": "scheduled",
     "PENDING": "running",
     "SUCCESS": "done",
-    "ERROR": "failed",
+    "ERROR": "dead",  # final for a workflow: it never runs again on its own
     "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "dead",
     "CANCELLED": "dead",
 }
@@ -133,7 +133,7 @@ def test_killed_dbos_executor_workflow_is_found_requeued_and_run_once(dbos, dsn,
     assert (lease["worker"], lease["worker_alive"], lease["group"]) == ("victim-x", False, "victim")
     counts = {r: n for r, n in snap["counts"].items() if n}
     assert counts == dict(Counter(ROLE_OF[s] for s in dbos.app("view").values()))
-    assert counts == {"scheduled": 1, "running": 2, "done": 1, "failed": 1}
+    assert counts == {"scheduled": 1, "running": 2, "done": 1, "dead": 1}
 
     code, result = queuetop(
         capsys,

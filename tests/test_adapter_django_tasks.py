@@ -27,7 +27,7 @@ APPS = Path(__file__).resolve().parent / "library_apps"
 PROJECT = APPS / "django_tasks_project"
 PACKAGES = ["django-tasks-db==0.13.0", "psycopg[binary]>=3.2"]
 HOUR = 3600
-ROLE_OF = {"READY": "ready", "RUNNING": "running", "SUCCESSFUL": "done", "FAILED": "failed"}
+ROLE_OF = {"READY": "ready", "RUNNING": "running", "SUCCESSFUL": "done", "FAILED": "dead"}
 SIDE_TABLE = "CREATE TABLE side_effects (job_id text NOT NULL, event text NOT NULL)"
 
 
@@ -151,7 +151,7 @@ def test_killed_db_worker_task_is_found_requeued_and_run_once(django, dsn, capsy
     assert (lease["worker"], lease["worker_alive"], lease["group"]) == ("victim-w", False, "victim")
     counts = {r: n for r, n in snap["counts"].items() if n}
     assert counts == library_roles(django, ids, dsn)
-    assert counts == {"scheduled": 1, "running": 2, "done": 1, "failed": 1}
+    assert counts == {"scheduled": 1, "running": 2, "done": 1, "dead": 1}
 
     code, result = queuetop(
         capsys,

@@ -107,7 +107,7 @@ def library_roles(dsn: str) -> tuple[Counter, dict[str, Counter]]:
 
     jobs, stats = library(dsn, read)
     now = datetime.now(timezone.utc)
-    names = {"queued": "ready", "picked": "running", "failed": "failed"}
+    names = {"queued": "ready", "picked": "running", "failed": "dead"}  # held for a person
     roles: Counter = Counter()
     groups: dict[str, Counter] = {}
     for job in jobs:
@@ -115,7 +115,7 @@ def library_roles(dsn: str) -> tuple[Counter, dict[str, Counter]]:
         if role == "ready" and job.execute_after > now:
             role = "scheduled"
         roles[role] += 1
-        if role != "failed":
+        if role != "dead":
             groups.setdefault(job.entrypoint, Counter())[role] += 1
     for stat in stats:
         if stat.status in TERMINAL:
@@ -142,7 +142,7 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
         lambda: side_effects(pgq_dsn, orphan)["started"] and side_effects(pgq_dsn, live)["started"],
         timeout=60,
     )
-    finished = {"done": 3, "failed": 1, "dead": 2}  # dead: boom's exception, the cancelled
+    finished = {"done": 3, "dead": 3}  # dead: boom's exception, the cancelled, the held
     wait_until(lambda: {r: library_roles(pgq_dsn)[0][r] for r in finished} == finished, timeout=30)
     (doomed_qm,) = rows(
         pgq_dsn, "SELECT queue_manager_id::text FROM pgqueuer WHERE id = %s", orphan
@@ -167,8 +167,7 @@ def test_killed_worker_job_is_orphaned_then_requeued_and_run_exactly_once(pgq_ds
         "scheduled": 1,
         "running": 2,
         "done": 3,
-        "failed": 1,
-        "dead": 2,
+        "dead": 3,
     }
     assert {g.name: (g.ready, g.scheduled, g.running, g.stale_leases) for g in snap.groups} == {
         name: (c["ready"], c["scheduled"], c["running"], int(name == "long"))
@@ -259,4 +258,4 @@ def test_refusals_and_dead_letter_in_pgqueuer_terms(pgq_dsn, workers, capsys):
     job = library(pgq_dsn, lambda q: q.queue_job_by_id(held))
     assert (job.status, job.attempts, job.queue_manager_id) == ("queued", 0, None)
     assert job_log(pgq_dsn, held)[-2:] == ["failed", "queued"]
-    assert snapshot(pgq_dsn).counts["failed"] == 2
+    assert snapshot(pgq_dsn).by_status["failed"] == 2  # the two still held

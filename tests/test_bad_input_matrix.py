@@ -29,6 +29,15 @@ BAD: dict[str, list[str]] = {
     "--stale-after": ["", "soon", "0", "-5 minutes", "100000000000000 days"],
     "--ready-value": ["", "running"],  # the demo's running value
     "--dead-value": ["", "failed"],  # the demo moves dead jobs to a table
+    # a role's values: empty, an empty item, or leaving ready or running with none
+    "--ready-values": ["", ",", "running"],
+    "--running-values": ["", "a,,b", "ready"],
+    **{f"--{r}-values": ["", ","] for r in ("scheduled", "done", "failed", "dead")},
+    # conditions: empty, unreadable, or roles by conditions on a queue with a state column
+    **{
+        f"--{r}-when": ["", "id sometimes", "id set"]
+        for r in ("ready", "scheduled", "running", "done", "failed", "dead")
+    },
     "--interval": ["0", "nan", "x", "100000"],
     "--audit-file": ["", "{tmp}/no/such/dir/audit.jsonl", "{tmp}"],
     "--reason": ["", "   "],

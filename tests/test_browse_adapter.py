@@ -30,7 +30,7 @@ def test_pages_of_pgqueuer_jobs_through_its_adapter(pgq_dsn):  # noqa: F811
         ready = reader.read(conn, BrowseQuery(role="ready", newest_first=False))
         mail = reader.read(conn, BrowseQuery(role="ready", group="mail", newest_first=False))
         later = reader.read(conn, BrowseQuery(role="scheduled"))
-        failed = reader.read(conn, BrowseQuery(role="failed"))
+        failed = reader.read(conn, BrowseQuery(role="dead"))  # held for a person: dead
         found = reader.read(conn, BrowseQuery(role="ready", text="MAIL"))
         payload = {f.name: f for f in read_row(conn, reader, str(ids[2]), QUEUE).fields}
     assert [r.id for r in ready.rows] == [str(i) for i in ids[:3]]

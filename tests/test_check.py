@@ -104,26 +104,22 @@ def test_bad_threshold_is_one_line_and_exit_2(flag, value, tmp_path):
     assert_one_line_error(result, f"argument {flag}: expected", repr(value))
 
 
-def test_a_threshold_the_spec_cannot_measure_is_an_error(dsn, tmp_path):
-    # --table alone on a table without time or lease columns (none to detect)
+def test_a_threshold_the_spec_cannot_measure_is_unknown_never_ok(dsn, tmp_path):
+    # --table alone on a table without time or lease columns (none to find)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE bare_jobs (id serial PRIMARY KEY, status text)")
         conn.execute("INSERT INTO bare_jobs (status) VALUES ('pending'), ('running')")
-    result = run_cli(
-        "check",
-        "--dsn",
-        dsn,
-        "--table",
-        "bare_jobs",
-        "--max-oldest-ready",
-        "5m",
-        env_home=str(tmp_path),
-    )
-    assert_one_line_error(result, "--max-oldest-ready", "no created_at column")
-    result = run_cli(
-        "check", "--dsn", dsn, "--table", "bare_jobs", "--max-stale", "0", env_home=str(tmp_path)
-    )
-    assert_one_line_error(result, "--max-stale", "no lease_until or started_at")
+    for flag, value, why in (
+        ("--max-oldest-ready", "5m", "no created_at column"),
+        ("--max-stale", "0", "no lease_until or started_at"),
+    ):
+        result = run_cli(
+            "check", "--dsn", dsn, "--table", "bare_jobs", flag, value, env_home=str(tmp_path)
+        )
+        assert (result.returncode, result.stderr) == (3, ""), result  # UNKNOWN
+        lines = result.stdout.strip().splitlines()
+        assert any(line.startswith(f"UNKNOWN  {flag}:") and why in line for line in lines)
+        assert not any(line.startswith("ok") for line in lines if flag in line)
 
 
 def test_unreachable_database_is_exit_2(tmp_path):

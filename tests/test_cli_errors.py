@@ -141,11 +141,19 @@ def test_state_value_matching_no_row_is_a_warning_not_an_error(node_jobs_db, con
         text
         == as_json
         == [
-            "status value 'procesing' (1 rows) is not mapped to any role in the queue spec",
             "no rows in public.jobs with running='processing'; "
             "if such rows should exist, check [queue.states]",
         ]
     )
+    # the row itself is in no count: unknown, never an all-clear (exit 0: a snapshot reports)
+    unknown = run_cli(
+        "snapshot", "--dsn", node_jobs_db, "--preset", "node-jobs", "--json", env_home=str(tmp_path)
+    )
+    assert json.loads(unknown.stdout)["unknowns"] == [
+        "1 row of public.jobs has status = 'procesing', which no role claims: its job is in "
+        "no count and no stale lease; map it with --running-values procesing (or the "
+        "--ROLE-values of its role)"
+    ]
 
 
 def test_quiet_queue_with_nothing_running_warns_nowhere(node_jobs_db, connect, tmp_path):

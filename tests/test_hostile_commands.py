@@ -45,7 +45,7 @@ def test_snapshot_text_escapes_and_its_json_keeps_the_exact_text(hostile, capsys
         "snapshot",
         shows=[MARKUP, "\\x1b]52;c;", "\\u202e", QUIT, "[@click=app.quit]A[/]\\x1b"],
     )
-    assert "is not mapped to any role" in out
+    assert "which no role claims" in out
     code, out = run(capsys, "snapshot", "--json", *queue_args(h))
     data = json.loads(out)
     assert {s["worker"] for s in data["stale_leases"]} == {"w" + h.text}

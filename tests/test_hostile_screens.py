@@ -14,7 +14,6 @@ from psycopg import sql
 from rich.segment import Segment
 from test_ui_live import until
 from textual.widgets import Input
-from textual.widgets._toast import Toast
 
 from dashboard import config, db
 from dashboard.cli import main
@@ -27,6 +26,7 @@ from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.detail import DetailScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 from dashboard.ui.screens.lab import LabScreen, default_runner
+from dashboard.ui.widgets.unknowns_bar import UnknownsBar
 
 SIZE = (160, 50)
 
@@ -113,13 +113,14 @@ async def _every_screen(h):
                 and app.recovery.reasons.get("requeue", "?") is None
             ),
         )
-        # the notification naming the status value no role claims, on screen
+        # the status value no role claims, whole in the bar under the header
         await until(
-            pilot, lambda: any("not mapped" in str(t.render()) for t in app.screen.query(Toast))
+            pilot,
+            lambda: "which no role claims" in str(app.screen.query_one(UnknownsBar).render()),
         )
         await pilot.pause()
         # the header (the table's name), the state panel (groups, row-lock holders), the
-        # locks tab, and the notification naming the status value no role claims
+        # locks tab, and the bar naming the status value no role claims
         lines = check(app, "main screen", shows=["[@click=app.quit]T[/]", MARKUP])
         assert await click_each(pilot, lines, "Z[/]", "Z") >= 1
         assert not h.pwned.exists() and not list(h.pwn_dir.iterdir())

@@ -256,16 +256,16 @@ def test_foresee_matches_the_guard_roles():
         ObservedJob("7", "running"),
     ]
     change, skip = foresee(spec, jobs, "requeue", force=False)
-    assert [j.id for j in change] == ["2", "5"]
+    # a dead job is requeued too: a person's retry
+    assert [j.id for j in change] == ["2", "5", "6"]
     assert [(s.id, s.reason) for s in skip] == [
         ("1", "already done"),
         ("3", "already ready"),
         ("4", "lease not expired"),
-        ("6", "already dead-lettered"),
         ("7", "lease expiry unknown"),
     ]
     change, _ = foresee(spec, jobs, "requeue", force=True)
-    assert [j.id for j in change] == ["2", "4", "5", "7"]
+    assert [j.id for j in change] == ["2", "4", "5", "6", "7"]
     change, _ = foresee(spec, jobs, "dead-letter", force=False)
     assert [j.id for j in change] == ["2", "3", "5"]
 

@@ -144,8 +144,9 @@ def test_watch_table_finds_started_at_and_shows_the_stale_job(dsn, connect):
 
 def test_the_stale_tab_says_in_full_when_stale_leases_cannot_be_known(dsn, connect):
     connect(autocommit=True).execute(
+        # `touched` says nothing of a claim (a `claimed` column would be understood as one)
         "CREATE TABLE jobs (id bigserial PRIMARY KEY, status text NOT NULL, "
-        "claimed timestamptz, worker_id text); INSERT INTO jobs (status, claimed) "
+        "touched timestamptz, worker_id text); INSERT INTO jobs (status, touched) "
         "VALUES ('running', now() - interval '2 hours')"
     )
 
@@ -158,14 +159,14 @@ def test_the_stale_tab_says_in_full_when_stale_leases_cannot_be_known(dsn, conne
             assert app.query_one("#stale-unknown").region.height >= 4  # in sight, not cut
             assert "STALE LEASES CANNOT BE COMPUTED for public.jobs" in text
             assert "--started-at-column COLUMN" in text and "--lease-until-column" in text
-            assert "Timestamp columns of public.jobs: claimed" in text
+            assert "Timestamp columns of public.jobs: touched" in text
             assert (
                 app.query_one("TabbedContent")
                 .get_tab("tab-stale")
                 .label_text.startswith("Stale leases ?")
             )
         app = _watch(
-            dsn, "--table", "jobs", "--stale-after", "1h", "--started-at-column", "claimed"
+            dsn, "--table", "jobs", "--stale-after", "1h", "--started-at-column", "touched"
         )
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: app.stale_table.items)

@@ -49,8 +49,10 @@ class JobRow(JobState):
 
 
 # The roles each job action changes jobs from; the SQL guard's from_values come from these.
+# A requeue runs a job again: a stuck one, one waiting for its retry, or one that will never
+# run again on its own (a person's retry; the library's own retry where its adapter has one).
 FROM_ROLES = {
-    "requeue": ("running", "failed"),
+    "requeue": ("running", "failed", "dead"),
     "dead-letter": ("ready", "scheduled", "running", "failed"),
 }
 _ALREADY = {"ready": "already ready", "done": "already done", "dead": "already dead-lettered"}

@@ -190,7 +190,8 @@ def written(
 ) -> dict[str, object]:
     """The ActionResult fields naming what a job action writes."""
     return {
-        "state_column": str(spec.columns.status),
+        # a table with role rules has no state column: its state is the rule a row meets
+        "state_column": "state" if spec.columns.status is None else str(spec.columns.status),
         "from_states": tuple(dict.fromkeys(str(s) for s in from_states)),
         "to_state": to_state,
     }
@@ -306,6 +307,8 @@ def _run(
         skipped = _unlocked(conn, spec, [i for i in ids if i not in locked])
         targets = [seen[i] for i in ids if i in locked]
         changed = _apply(conn, plan, targets)
+        if plan.verify:
+            _verify_roles(conn, spec, plan, list(changed))
         skipped += [
             Skipped(o.id, skip_reason(spec, o, locked[o.id], plan.from_roles, force, plan.action))
             for o in targets
@@ -347,6 +350,24 @@ def _apply(conn: psycopg.Connection, plan: Plan, targets: list[ObservedJob]) -> 
         "tokens": [o.lease_token for o in targets],
     }
     return run_guarded(conn, plan.statement, params)
+
+
+def _verify_roles(conn: psycopg.Connection, spec: QueueSpec, plan: Plan, ids: list[str]) -> None:
+    """Each changed row read back in the same transaction: in the plan's target state, or
+    a UserError (the caller rolls back, so nothing is changed)."""
+    if not ids:
+        return
+    rows = job_rows(
+        conn, statement(spec, "actions/observe_jobs", **job_parts(spec)), _job_params(spec, ids)
+    )
+    wrong = [r for r in rows if r.status != plan.to_state]
+    if wrong:
+        seen = ", ".join(f"{r.queuetop_given} ({r.status or 'no role'})" for r in wrong)
+        raise UserError(
+            f"{plan.action}: after writing {plan.changes}, job(s) {seen} are not in "
+            f"'{plan.to_state}', so nothing was changed; pin the roles "
+            "(--ROLE-when) so that one write can reach it"
+        )
 
 
 def _unlocked(conn: psycopg.Connection, spec: QueueSpec, ids: list[str]) -> list[Skipped]:

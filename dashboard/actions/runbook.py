@@ -21,7 +21,7 @@ from dashboard.actions.results import ActionResult
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.observed.records import ObservedJob
-from dashboard.queue_sql.parts import queue_parts, statement
+from dashboard.queue_sql.parts import queue_parts, statement, value_rows
 
 DEFAULT_BATCH = 100
 MAX_BATCH = 10_000
@@ -103,7 +103,7 @@ def select_batch(
     holders = {f"v{i}": v for i, v in enumerate(sel.values)}
     rows = sql.SQL("({})").format(
         sql.SQL(" OR ").join(
-            sql.SQL("{} = {}").format(parts["state"], sql.Placeholder(k)) for k in holders
+            value_rows(spec, parts, v, sql.Placeholder(k)) for k, v in holders.items()
         )
     )
     params = {**holders, "limit": size}
@@ -124,8 +124,8 @@ def select_batch(
         clause["in_group"] = sql.SQL("{}::text = %(group)s").format(parts["group"])
         params["group"] = sel.group
     if after is not None:
-        clause["after"] = sql.SQL("t.{} > %(after)s::text::{}").format(
-            parts["id"], parts["id_type"]
+        clause["after"] = sql.SQL("{} > %(after)s::text::{}").format(
+            parts["job_id"], parts["id_type"]
         )
         params["after"] = after
     stmt = statement(spec, "actions/select_jobs", **parts, rows=rows, **clause)

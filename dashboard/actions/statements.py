@@ -14,6 +14,7 @@ from psycopg import sql
 
 import queries
 from dashboard.actions.guards import FROM_ROLES
+from dashboard.actions.rule_writes import rule_assignments, target_rule
 from dashboard.errors import UserError
 from dashboard.models import Derived, QueueSpec, TableName
 from dashboard.queue_sql.parts import queue_parts, statement
@@ -37,6 +38,8 @@ class Plan:
     # whether it advances the lease token (fencing the old owner's late writes).
     changes: str = ""
     fences: bool = False
+    # read each changed row's role back before the commit (a write by role rules)
+    verify: bool = False
 
 
 def job_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
@@ -119,11 +122,54 @@ def ready_value(spec: QueueSpec) -> str:
     return value
 
 
+def _rule_sets(
+    spec: QueueSpec,
+    role: str,
+    action: str,
+    *clear: str | None,
+    more: dict[str, sql.Composable] | None = None,
+) -> tuple[sql.Composable, str, bool]:
+    """The SET of a write on a table with role rules: what puts the row in `role`'s rule,
+    then `clear` (columns set to NULL) and `more`, each column once, the token advanced."""
+    pairs, words = rule_assignments(spec, role, action)
+    sets = dict(pairs)
+    cleared = [c for c in clear if c and c not in sets]
+    sets.update({c: sql.SQL("NULL") for c in cleared})
+    added = {c: v for c, v in (more or {}).items() if c not in sets}
+    sets.update(added)
+    advance = _token_advance(spec)
+    token = spec.columns.real("lease_token")
+    parts = [_set(c, v) for c, v in sets.items() if not (advance and c == token)]
+    parts += [advance] if advance else []
+    changes = "; ".join(words) or "nothing written"
+    if cleared:
+        changes += f"; {', '.join(cleared)} cleared"
+    return sql.SQL(", ").join(parts), changes, advance is not None
+
+
 def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     cols = spec.columns
-    ready = ready_value(spec)
     from_roles = FROM_ROLES["requeue"]
     name = "actions/do_requeue"
+    if spec.rules and not adapter_statement(spec, name):
+        worker = None if spec.worker_element else cols.real("worker")
+        sets, changes, fences = _rule_sets(
+            spec, "ready", "requeue", worker, cols.real("worker_pid"), cols.real("lease_until")
+        )
+        stmt = statement(spec, name, **guarded_parts(spec, "requeue"), assignments=sets)
+        to_state = target_rule(spec, "ready", "requeue").label
+        return Plan(
+            action="requeue",
+            statement=stmt,
+            from_roles=from_roles,
+            to_state=to_state,
+            needed=((spec.table, ("UPDATE",)),),
+            params={**_common_params(spec, force, from_roles), "to_status": to_state},
+            changes=changes + ("; lease token advanced" if fences else ""),
+            fences=fences,
+            verify=True,
+        )
+    ready = ready_value(spec)
     if adapter_statement(spec, name):
         stmt = statement(spec, name, **guarded_parts(spec, "requeue"))
         changes, fences = f"as {spec.adapter}'s own retry does (its SQL: {name})", False
@@ -178,8 +224,25 @@ def dead_letter_plan(
     if policy and policy.kind == "table" and policy.table:
         return _move_plan(conn, spec, policy.table, from_roles, params)
     cols = spec.columns
-    value = dead_status(spec)
     name = "actions/do_dead_letter_status"
+    if spec.rules and not adapter_statement(spec, name):
+        error = cols.real("last_error")
+        more = {error: sql.SQL("%(reason)s")} if error else {}
+        sets, changes, fences = _rule_sets(spec, "dead", "dead-letter", more=more)
+        stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"), assignments=sets)
+        to_state = target_rule(spec, "dead", "dead-letter").label
+        return Plan(
+            action="dead-letter",
+            statement=stmt,
+            from_roles=from_roles,
+            to_state=to_state,
+            needed=((spec.table, ("UPDATE",)),),
+            params={**params, "to_status": to_state},
+            changes=changes + ("; lease token advanced" if fences else ""),
+            fences=fences,
+            verify=True,
+        )
+    value = dead_status(spec)
     if adapter_statement(spec, name):
         stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"))
         changes, fences = f"as {spec.adapter}'s own discard does (its SQL: {name})", False
@@ -215,6 +278,12 @@ def _move_plan(
     params: dict[str, object],
 ) -> Plan:
     """Explicit column lists from the catalog: every job column, plus the extras the table has."""
+    if not isinstance(spec.columns.id, str):
+        raise UserError(
+            f"dead-letter: {spec.table} has a composite key, and queuetop moves rows to a "
+            "dead-letter table by one key column only; use policy.dead_letter = "
+            "'status:VALUE' or a --dead-when rule instead"
+        )
     insertable = [
         r[0]
         for r in conn.execute(

@@ -86,7 +86,7 @@ def refusal(spec: QueueSpec, action: str, held: list[str]) -> str:
     role = WRITES[action]
     guesses = ", ".join(spec.values(role))
     if held:
-        seen = f"{spec.table} holds several of them ({', '.join(held)})"
+        seen = f"{spec.table} holds several of them ({', '.join(sorted(held))})"
     else:
         seen = f"{spec.table} holds none of them"
     what = "the value your workers claim" if role == "ready" else "the value of a dead job"

@@ -211,8 +211,8 @@ class PageReader:
             # rows of the same id in the other source sort queue first: past (id, source)
             ties = source != start.source and start.source == QUEUE
             op = ("<" if query.newest_first else ">") + ("=" if ties else "")
-            after = sql.SQL("t.{} {} %(after)s::text::{}").format(
-                parts["id"], sql.SQL(op), parts["id_type"]
+            after = sql.SQL("{} {} %(after)s::text::{}").format(
+                parts["job_id"], sql.SQL(op), parts["id_type"]
             )
             params["after"] = str(start.sort_key)
         if query.group is not None:
@@ -223,8 +223,8 @@ class PageReader:
                 sql.SQL("{}::text ILIKE %(pattern)s").format(parts[name])
                 for name in ("last_error", "worker", "payload", "group", "dead_reason")
             ]
-            matches = sql.SQL("(t.{}::text = %(text)s OR {})").format(
-                parts["id"], sql.SQL(" OR ").join(fields)
+            matches = sql.SQL("({}::text = %(text)s OR {})").format(
+                parts["job_id"], sql.SQL(" OR ").join(fields)
             )
             params.update(text=query.text, pattern=like_pattern(query.text))
         stmt = statement(

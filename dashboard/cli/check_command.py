@@ -1,6 +1,8 @@
-"""`queuetop check`: one snapshot against thresholds; exit 0 ok, 1 over, 2 error.
+"""`queuetop check`: one snapshot against thresholds; exit 0 ok, 1 over, 3 unknown, 2 error.
 
-For cron, Nagios-style checks and CI smoke tests.
+For cron, Nagios-style checks and CI smoke tests. Never an all-clear over what could not be
+read or mapped: rows no role claims, a guessed mapping, a section not read, a threshold the
+spec cannot measure are UNKNOWN (exit 3), one line each.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from dashboard.errors import UserError
 from dashboard.metrics import checks
 from dashboard.text.untrusted import printable
 
-EXIT_OVER = 1
 COUNT = checked(int, lambda n: n >= 0, "a whole number, 0 or more")
 
 
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         parents=[connection_options(), queue_options()],
-        help="check one snapshot against thresholds: exit 0 ok, 1 over, 2 error",
+        help="check one snapshot against thresholds: exit 0 ok, 1 over, 3 unknown, 2 error",
     )
     group = p.add_argument_group("thresholds (at least one; a value above it is over)")
     for check in checks.CHECKS:
@@ -53,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help='print {"status", "queue", "taken_at", "checks": [{"check", "value", '
-        '"max", "over"}], "warnings"}',
+        help='print {"status": "ok"|"over"|"unknown", "queue", "taken_at", "checks": '
+        '[{"check", "value", "max", "over"}], "unknowns", "warnings"}',
     )
     p.set_defaults(handler=run_check)
 
@@ -69,18 +70,19 @@ def run_check(args: argparse.Namespace) -> int:
         )
     _, conn, spec = open_queue(args)
     with conn:
-        checks.refuse_unknown(spec, limits)  # before polling: nothing to wait for
         snap = monitor.collect(conn, spec)
     results = checks.evaluate(snap, spec, limits)
-    over = [r for r in results if r.over]
+    unknowns = checks.unmeasurable(spec, limits) + list(snap.unknowns)
+    status, code = checks.verdict(results, unknowns)
     if args.json:
         print(
             json.dumps(
                 {
-                    "status": "over" if over else "ok",
+                    "status": status,
                     "queue": snap.queue,
                     "taken_at": snap.taken_at.isoformat(),
                     "checks": [r.as_dict() for r in results],
+                    "unknowns": unknowns,
                     "warnings": list(snap.warnings),
                 },
                 indent=2,
@@ -89,4 +91,6 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         for result in sorted(results, key=lambda r: not r.over):  # what is over first
             print(printable(result.text()))  # a queue or group name may hold anything
-    return EXIT_OVER if over else 0
+        for line in unknowns:  # whole, one line each: what to do is at its end
+            print(printable(f"UNKNOWN  {line}"))
+    return code

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import psycopg
 
 from dashboard import config, db
-from dashboard.models import QueueSpec
+from dashboard.models import ROLES, QueueSpec
 from dashboard.text import redact
 
 EXIT_USAGE = 2
@@ -168,7 +168,11 @@ def queue_options() -> argparse.ArgumentParser:
         "--table", type=text("a table name"), help="queue table, bare or schema-qualified"
     )
     group.add_argument(
-        "--id-column", metavar="NAME", type=text("a column name"), help="job id column"
+        "--id-column",
+        metavar="NAME",
+        type=text("a column name"),
+        action="append",
+        help="job id column (again for each column of a composite key, in key order)",
     )
     group.add_argument(
         "--status-column", metavar="NAME", type=text("a column name"), help="state column"
@@ -192,8 +196,31 @@ def queue_options() -> argparse.ArgumentParser:
         type=text("a state value"),
         help="the state value dead-letter writes (sets policy dead_letter = status:VALUE)",
     )
+    roles = parent.add_argument_group(
+        "roles (override the spec; with --table alone the table is understood, these pin it)",
+        "A state column's values per role, or, for a table without one, each role's "
+        "conditions ('locked_at set', 'vt after now', 'read_ct above 0', 'picked = true', "
+        "'status in (a, b)'); a row takes the first role that holds, in the order dead, "
+        "failed, done, running, scheduled, ready.",
+    )
+    for role in ROLES:
+        roles.add_argument(
+            f"--{role}-values",
+            dest=f"values_{role}",
+            metavar="V[,V]",
+            type=text("state values"),
+            help=f"the state values of {role} jobs, comma separated",
+        )
+    for role in ROLES:
+        roles.add_argument(
+            f"--{role}-when",
+            dest=f"when_{role}",
+            metavar="CONDITIONS",
+            type=text("conditions"),
+            help=f"{role} jobs by conditions, comma separated",
+        )
     columns = parent.add_argument_group(
-        "columns (override the spec; with --table alone the usual names are found)"
+        "columns (override the spec; with --table alone the table is understood)"
     )
     for key, what in COLUMN_FLAGS.items():
         columns.add_argument(
@@ -225,6 +252,8 @@ def spec_from_args(args: argparse.Namespace) -> QueueSpec:
         columns={key: getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS},
         ready_value=getattr(args, "ready_value", None),
         dead_value=getattr(args, "dead_value", None),
+        role_values={role: getattr(args, f"values_{role}", None) for role in ROLES},
+        role_rules={role: getattr(args, f"when_{role}", None) for role in ROLES},
     )
 
 

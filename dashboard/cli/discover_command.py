@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 
 from dashboard import config, db, discover
 from dashboard.cli.common import COLUMN_FLAGS, connection_options
 from dashboard.discover.found import FoundQueue
+from dashboard.models import ROLES
 from dashboard.text.untrusted import escape_controls
 
 
@@ -43,12 +45,23 @@ def run_discover(args: argparse.Namespace) -> int:
         print("no queue found: no library schema queuetop knows, no table that looks like one")
         return 0
     for f in found:  # names and values come from the catalog: control characters escaped
-        what = f.adapter or "hand-rolled"
+        what = f.adapter or "understood"
         version = f" {f.version}" if f.version else ""
         print(escape_controls(f"{f.confidence:<6}  {f.table}  ({what}{version})"))
         print(f"        {escape_controls(f.command(hint))}")
         for reason in f.why:
             print(f"        - {escape_controls(reason)}")
+        if f.understood is not None:
+            for doubt in f.understood.doubts:
+                print(f"        ? {escape_controls(doubt)}")
+            if f.understood.pin_flags:
+                pin = " ".join(shlex.quote(w) for w in f.understood.pin_flags)
+                print(f"        pin: {escape_controls(pin)}")
+    if not args.json and any(f.understood for f in found):
+        print(
+            "(the evidence for each mapping, and the same as a TOML: --json, or `queuetop "
+            "snapshot --table T`)"
+        )
     return 0
 
 
@@ -65,6 +78,9 @@ def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
     shaping = [args.queue, args.preset, args.table, args.id_column, args.status_column]
     shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
     shaping += [getattr(args, "ready_value", None), getattr(args, "dead_value", None)]
+    shaping += [
+        getattr(args, f"{kind}_{role}", None) for kind in ("values", "when") for role in ROLES
+    ]
     if any(shaping):  # a spec given, or flags that shape the default one: as before
         return None
     if getattr(args, "stale_after", None):  # bad input fails before anything connects

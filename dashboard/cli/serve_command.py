@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dashboard import db
 from dashboard.cli.common import (
+    COLUMN_FLAGS,
     connection_options,
     open_queue,
     queue_options,
@@ -22,6 +23,7 @@ from dashboard.cli.common import (
 from dashboard.cli.export_command import listen_address
 from dashboard.cli.watch_commands import check_audit_file
 from dashboard.errors import UserError
+from dashboard.models import ROLES
 from dashboard.setup.schema import ensure_demo
 
 DEFAULT_SERVE_LISTEN = "127.0.0.1:8000"
@@ -37,6 +39,9 @@ QUEUE_FLAGS = (
     ("stale_after", "--stale-after"),
     ("ready_value", "--ready-value"),
     ("dead_value", "--dead-value"),
+    *((f"values_{role}", f"--{role}-values") for role in ROLES),
+    *((f"when_{role}", f"--{role}-when") for role in ROLES),
+    *((f"column_{key}", f"--{key.replace('_', '-')}-column") for key in COLUMN_FLAGS),
 )
 
 
@@ -125,7 +130,10 @@ def tab_options(args: argparse.Namespace) -> list[str]:
     else:
         for dest, flag in QUEUE_FLAGS:
             value = getattr(args, dest, None)
-            if value is not None:
+            if isinstance(value, list):  # --id-column, once per key column
+                for one in value:
+                    options += [flag, one]
+            elif value is not None:
                 value = str(Path(value).resolve()) if dest == "queue" else value
                 options += [flag, value]
     if args.allow_actions:

@@ -51,7 +51,15 @@ def run_snapshot(args: argparse.Namespace) -> int:
     warning = config.unmatched_values(spec, snap.by_status)
     if warning:
         snap = replace(snap, warnings=(*snap.warnings, warning))
-    print(report.snapshot_json(snap) if args.json else printable(report.snapshot_text(snap)))
+    if args.json:
+        data = report.snapshot_dict(snap)
+        data["understood"] = report.understood_dict(spec.understood)
+        print(json.dumps(data, indent=2))
+    else:
+        print(printable(report.snapshot_text(snap)))
+        if spec.understood is not None:
+            print()
+            print(printable("\n".join(report.understood_text(spec.understood))))
     return 0
 
 

@@ -11,6 +11,8 @@ from psycopg.rows import dict_row
 import queries
 from dashboard.config import thresholds, versions
 from dashboard.config.row_security import check_rows_visible
+from dashboard.config.understood import understood
+from dashboard.config.value_types import check_values
 from dashboard.errors import UserError
 from dashboard.models import Columns, Derived, QueueSpec, TableName
 
@@ -86,6 +88,22 @@ def detect_columns(spec: QueueSpec, types: dict[str, str]) -> QueueSpec:
     return replace(spec, columns=replace(spec.columns, **found)) if found else spec
 
 
+def _named_columns(spec: QueueSpec) -> dict[str, str]:
+    """Every column the spec names: the key's, the state's, the optional ones, the rules'."""
+    named = {
+        f.name: getattr(spec.columns, f.name)
+        for f in fields(Columns)
+        if isinstance(getattr(spec.columns, f.name), str)
+    }
+    key = spec.columns.key
+    if len(key) > 1:
+        named.update({f"id ({i + 1} of {len(key)})": c for i, c in enumerate(key)})
+    for rule in spec.rules:
+        for cond in rule.conditions:
+            named[f"{rule.role} condition"] = cond.column
+    return named
+
+
 def adapter_sql_missing(spec: QueueSpec) -> list[str]:
     """Derived names whose SQL file the adapter lacks."""
     missing = []
@@ -107,17 +125,16 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
     # the library's version first: a schema it does not know fails here, in its words
     spec = versions.check(conn, replace(spec, table=table), oid)
     types = _column_types(conn, oid)
-    if spec.source == "flags":
+    spec = check_values(conn, spec, types)  # what was given, before anything reads with it
+    if spec.understand:
+        given = {k: c for k, c in _named_columns(spec).items() if k.split(" ")[0] in spec.given}
+        given |= {f"{r.role} condition": c.column for r in spec.rules for c in r.conditions}
+        _need_columns(table, types, given)  # the flags' own names, before any inference
+        spec = understood(conn, spec, oid)
+    elif spec.source == "flags":
         spec = detect_columns(spec, types)
-    _need_columns(
-        table,
-        types,
-        {
-            f.name: getattr(spec.columns, f.name)
-            for f in fields(Columns)
-            if isinstance(getattr(spec.columns, f.name), str)
-        },
-    )
+    _need_columns(table, types, _named_columns(spec))
+    spec = check_values(conn, spec, types)  # and what understanding or detection added
     missing_sql = adapter_sql_missing(spec)
     if missing_sql:
         raise UserError(

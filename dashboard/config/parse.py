@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from dashboard.config import thresholds
+from dashboard.config import rules, thresholds
 from dashboard.errors import UserError
 from dashboard.models import (
     DERIVED_ONLY,
@@ -19,6 +19,7 @@ from dashboard.models import (
     HistoryTable,
     Policy,
     QueueSpec,
+    RoleRule,
     TableName,
     WorkersTable,
 )
@@ -29,6 +30,7 @@ QUEUE_KEYS = {
     "id",
     "status",
     "states",
+    "roles",
     "policy",
     "adapter",
     "workers",
@@ -126,10 +128,32 @@ def parse_table_name(text: str) -> TableName:
 
 
 def _as_values(role: str, value: Any) -> tuple[str, ...]:
+    """A role's values as PostgreSQL prints them: strings, whole numbers, true/false (a
+    state column may be text, an enum, an integer or a boolean)."""
     values = value if isinstance(value, list) else [value]
     if not all(isinstance(v, (str, int)) for v in values):
-        raise UserError(f"bad queue spec: states.{role} must be a string or a list of strings")
-    return tuple(str(v) for v in values)
+        raise UserError(
+            f"bad queue spec: states.{role} must be a value or a list of values "
+            "(strings, whole numbers, true/false)"
+        )
+    return tuple(rules.scalar_text(v) for v in values)
+
+
+def _key(value: Any, source: str) -> str | tuple[str, ...]:
+    """`id = "job_id"`, or a composite key: `id = ["task_name", "task_instance"]`."""
+    if isinstance(value, str) and value:
+        return value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str) and v for v in value)
+        and len(set(value)) == len(value)
+    ):
+        return value[0] if len(value) == 1 else tuple(value)
+    raise UserError(
+        f"bad queue spec {source}: id must be a column name, or a list of the columns of a "
+        'composite key (id = ["a", "b"])'
+    )
 
 
 def _parse_dead_letter(text: str) -> DeadLetter:
@@ -210,29 +234,22 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
     adapter = queue.get("adapter")
     if adapter is not None and (not isinstance(adapter, str) or not _NAME.match(adapter)):
         raise UserError(f"bad queue spec {source}: adapter must be a name like 'graphile_worker'")
-    if "id" in queue and (not isinstance(queue["id"], str) or not queue["id"]):
-        raise UserError(f"bad queue spec {source}: id must be a column name")
-    cols: dict[str, Any] = {"id": queue["id"]} if "id" in queue else {}
+    cols: dict[str, Any] = {"id": _key(queue["id"], source)} if "id" in queue else {}
     for key in ("status", *OPTIONAL_COLUMNS, *DERIVED_ONLY):
         if key in queue:
             cols[key] = _column(key, queue[key], source, adapter)
-    states_raw = queue.get("states", {})
-    bad_roles = set(states_raw) - set(ROLES)
-    if bad_roles:
-        raise UserError(
-            f"bad queue spec {source}: unknown role(s) {', '.join(sorted(bad_roles))} "
-            f"in [queue.states]; roles are {', '.join(ROLES)}"
-        )
-    states = {role: _as_values(role, states_raw.get(role, [])) for role in ROLES}
-    if not states["ready"] or not states["running"]:
-        raise UserError(f"bad queue spec {source}: [queue.states] needs ready and running values")
-    claimed = [v for role in ROLES for v in states[role]]
-    twice = sorted({v for v in claimed if claimed.count(v) > 1})
-    if twice:
-        raise UserError(
-            f"bad queue spec {source}: value(s) {', '.join(map(repr, twice))} "
-            "claimed by more than one role in [queue.states]; give each to one role"
-        )
+    role_rules: tuple[RoleRule, ...] = ()
+    if "roles" in queue:
+        if "states" in queue or "status" in queue:
+            raise UserError(
+                f"bad queue spec {source}: give either status and [queue.states] (a state "
+                "column) or [queue.roles] (roles by conditions over columns), not both"
+            )
+        role_rules = rules.rules_from_toml(queue["roles"], source)
+        states = states_of_rules(role_rules)
+        cols["status"] = None
+    else:
+        states = _states(queue.get("states", {}), source)
     element = queue.get("worker_element")
     if element is not None and (
         not isinstance(element, int) or isinstance(element, bool) or element < 1
@@ -255,10 +272,48 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         history=_history(queue["history"], source) if "history" in queue else None,
         worker_element=element,
         time_zone=zone,
+        rules=role_rules,
     )
     spec = replace(spec, threshold_keys=_threshold_keys(queue), versioned="versions" in data)
     check_dead_letter(spec)
     return thresholds.apply(spec)
+
+
+def _states(states_raw: Any, source: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(states_raw, dict):
+        raise UserError(f"bad queue spec {source}: [queue.states] must be a table of roles")
+    bad_roles = set(states_raw) - set(ROLES)
+    if bad_roles:
+        raise UserError(
+            f"bad queue spec {source}: unknown role(s) {', '.join(sorted(bad_roles))} "
+            f"in [queue.states]; roles are {', '.join(ROLES)}"
+        )
+    states = {role: _as_values(role, states_raw.get(role, [])) for role in ROLES}
+    if not states["ready"] or not states["running"]:
+        raise UserError(
+            f"bad queue spec {source}: [queue.states] needs ready and running values "
+            "(or, for a table without a state column, [queue.roles] by conditions)"
+        )
+    check_values_once(states, source)
+    return states
+
+
+def check_values_once(states: dict[str, tuple[str, ...]], source: str) -> None:
+    claimed = [v for role in ROLES for v in states.get(role, ())]
+    twice = sorted({v for v in claimed if claimed.count(v) > 1})
+    if twice:
+        raise UserError(
+            f"bad queue spec {source}: value(s) {', '.join(map(repr, twice))} "
+            "claimed by more than one role in [queue.states]; give each to one role"
+        )
+
+
+def states_of_rules(role_rules: tuple[RoleRule, ...]) -> dict[str, tuple[str, ...]]:
+    """Each role's state value where roles are rules: its rule's label."""
+    states = {role: () for role in ROLES}
+    for rule in role_rules:
+        states[rule.role] = (rule.label,)
+    return states
 
 
 def _threshold_keys(queue: dict[str, Any]) -> dict[str, float]:

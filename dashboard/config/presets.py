@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dashboard.config import state_values, thresholds
+from dashboard.config import role_flags, state_values, thresholds
 from dashboard.config.parse import (
     check_dead_letter,
     parse_duration,
@@ -17,6 +17,7 @@ from dashboard.config.parse import (
 )
 from dashboard.errors import UserError
 from dashboard.models import OPTIONAL_COLUMNS, QueueSpec
+from dashboard.understand.spec import GUESSES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,15 +25,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_PRESET = "demo"
-# What `--table` alone assumes: common names, refined by the warnings of the first poll.
-GENERIC_STATES = {
-    "ready": ("pending", "queued", "ready", "available", "new"),
-    "scheduled": (),
-    "running": ("running", "processing", "active", "in_progress"),
-    "done": ("done", "completed", "succeeded", "finished"),
-    "failed": ("failed", "error", "errored"),
-    "dead": ("dead", "discarded", "cancelled"),
-}
+# What `--table` assumes of a text state column where no row holds a role's value yet.
+GENERIC_STATES = GUESSES
 
 
 def _preset_folder():
@@ -78,19 +72,22 @@ def build_spec(
     queue_file: str | None = None,
     preset: str | None = None,
     table: str | None = None,
-    id_column: str | None = None,
+    id_column: str | list[str] | None = None,
     status_column: str | None = None,
     stale_after: str | None = None,
     columns: dict[str, str] | None = None,
     ready_value: str | None = None,
     dead_value: str | None = None,
+    role_values: dict[str, str] | None = None,
+    role_rules: dict[str, str] | None = None,
 ) -> QueueSpec:
     """The spec from --queue or --preset (else the demo preset), then flag overrides.
 
     `columns` maps spec keys (started_at, worker, lease_until, ...) to column names given
-    as flags; with `--table` alone the usual names are found in the catalog (validate),
-    and the states are guesses: `ready_value` and `dead_value` name the values requeue
-    and dead-letter write (else an action writes only a value the table holds).
+    as flags; `role_values` roles to comma-separated state values (--running-values) and
+    `role_rules` roles to conditions (--running-when). With `--table` alone the table is
+    understood against the catalog (validate): what a flag names is kept as given.
+    `ready_value` and `dead_value` name the values requeue and dead-letter write.
     """
     if queue_file and preset:
         raise UserError("give either --queue FILE or --preset NAME, not both")
@@ -104,6 +101,7 @@ def build_spec(
             states=dict(GENERIC_STATES),
             source="flags",
             guessed_states=True,
+            understand=True,
         )
     else:
         spec = load_preset(DEFAULT_PRESET)
@@ -114,11 +112,19 @@ def build_spec(
     if unknown:
         raise UserError(f"unknown column key(s) {', '.join(sorted(unknown))}")
     if id_column:
-        given["id"] = id_column
+        key = [id_column] if isinstance(id_column, str) else list(id_column)
+        if len(set(key)) != len(key):
+            raise UserError("--id-column names the same column twice; name each key column once")
+        given["id"] = key[0] if len(key) == 1 else tuple(key)
     if status_column:
         given["status"] = status_column
     if given:
-        spec = replace(spec, columns=replace(spec.columns, **given))
+        spec = replace(
+            spec,
+            columns=replace(spec.columns, **given),
+            given=spec.given | set(given),
+        )
+    spec = role_flags.apply(spec, role_values or {}, role_rules or {})
     if stale_after:
         seconds = parse_duration(stale_after, "--stale-after")
         spec = replace(spec, stale_after_override=(seconds, "--stale-after"))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from dashboard.models import TableName
+from dashboard.models import TableName, Understood
 
 CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
 
@@ -22,7 +22,8 @@ class FoundQueue:
     why: tuple[str, ...] = ()
     # the watch flags besides --dsn: ("--preset", "pg-boss") or ("--table", ..., ...)
     flags: tuple[str, ...] = ()
-    columns: dict[str, str] = field(default_factory=dict)  # hand-rolled: spec key -> column
+    # a table nobody described: how it was understood (its evidence, doubts and pins)
+    understood: Understood | None = None
 
     def command(self, dsn_hint: str | None = None) -> str:
         """The exact `queuetop watch …` to run (the DSN without its password)."""
@@ -32,7 +33,7 @@ class FoundQueue:
         return " ".join(shlex.quote(w) for w in words)
 
     def as_json(self, dsn_hint: str | None = None) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "table": str(self.table),
             "adapter": self.adapter,
             "version": self.version,
@@ -41,6 +42,15 @@ class FoundQueue:
             "schema_marker": self.marker,
             "why": list(self.why),
         }
+        u = self.understood
+        if u is not None:
+            out |= {
+                "evidence": list(u.evidence),
+                "doubts": list(u.doubts),
+                "pin_flags": list(u.pin_flags),
+                "pin_toml": u.pin_toml,
+            }
+        return out
 
 
 def ordered(found: list[FoundQueue]) -> list[FoundQueue]:

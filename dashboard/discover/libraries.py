@@ -13,9 +13,9 @@ import psycopg
 
 from dashboard import config
 from dashboard.config import versions
-from dashboard.discover.catalog import TableInfo
 from dashboard.discover.found import FoundQueue
 from dashboard.models import QueueSpec
+from dashboard.understand import TableFacts
 
 
 def library_presets() -> list[tuple[str, QueueSpec]]:
@@ -36,14 +36,14 @@ def own_presets() -> list[tuple[str, QueueSpec]]:
     ]
 
 
-def find_own(tables: list[TableInfo]) -> list[FoundQueue]:
+def find_own(tables: list[TableFacts]) -> list[FoundQueue]:
     found = []
     for name, spec in own_presets():
         for info in tables:
             if info.table != spec.table:
                 continue
             named = [c for c in vars(spec.columns).values() if isinstance(c, str)]
-            if all(c in info.types for c in named):
+            if all(c in info.columns for c in named):
                 why = (f"the table of preset {name}, with every column it names",)
                 found.append(
                     FoundQueue(info.table, "high", name, why=why, flags=("--preset", name))
@@ -51,14 +51,14 @@ def find_own(tables: list[TableInfo]) -> list[FoundQueue]:
     return found
 
 
-def _matches(spec: QueueSpec, info: TableInfo) -> bool:
+def _matches(spec: QueueSpec, info: TableFacts) -> bool:
     wanted = spec.table
     if info.table.name != wanted.name:
         return False
     return wanted.schema is None or info.table.schema == wanted.schema
 
 
-def find_libraries(conn: psycopg.Connection, tables: list[TableInfo]) -> list[FoundQueue]:
+def find_libraries(conn: psycopg.Connection, tables: list[TableFacts]) -> list[FoundQueue]:
     found = find_own(tables)
     for name, spec in library_presets():
         vmap = versions.version_map(name) or {}
@@ -102,7 +102,7 @@ def _prefix(name: str) -> str:
     return name
 
 
-def owned_by(found: list[FoundQueue], info: TableInfo) -> bool:
+def owned_by(found: list[FoundQueue], info: TableFacts) -> bool:
     """A table of a library found (its workers, logs, archive): not a queue of its own.
     A library in a schema of its own owns that schema; in public, its name prefix."""
     for queue in found:

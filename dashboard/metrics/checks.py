@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dashboard.errors import UserError
 from dashboard.metrics import measures
 from dashboard.models import QueueSpec, Snapshot
 from dashboard.render.report import age
@@ -83,17 +82,36 @@ class Result:
         return {"check": self.check.name, "value": self.value, "max": self.limit, "over": self.over}
 
 
-def refuse_unknown(spec: QueueSpec, limits: dict[str, float]) -> None:
-    """A threshold the spec cannot measure is an error, not a silent pass."""
-    for check in CHECKS:
-        if check.name in limits and not check.known(spec):
-            raise UserError(
-                f"{check.flag}: {check.label} unknown: {check.unknown_why}; "
-                "add it to the queue spec or drop the flag"
-            )
+def unmeasurable(spec: QueueSpec, limits: dict[str, float]) -> list[str]:
+    """The thresholds given that the spec cannot measure: unknown, never a silent pass."""
+    return [
+        f"{check.flag}: {check.label} unknown: {check.unknown_why}; add it to the queue "
+        "spec or drop the flag"
+        for check in CHECKS
+        if check.name in limits and not check.known(spec)
+    ]
 
 
 def evaluate(snap: Snapshot, spec: QueueSpec, limits: dict[str, float]) -> list[Result]:
-    """Each threshold given, in CHECKS order, with the value the snapshot measures."""
-    refuse_unknown(spec, limits)
-    return [Result(c, c.measure(snap), limits[c.name]) for c in CHECKS if c.name in limits]
+    """Each threshold given that the spec can measure, in CHECKS order, with the value the
+    snapshot measures."""
+    return [
+        Result(c, c.measure(snap), limits[c.name])
+        for c in CHECKS
+        if c.name in limits and c.known(spec)
+    ]
+
+
+# The monitoring-plugins convention (Nagios, Icinga, Sensu), where it fits queuetop's codes:
+# 0 OK, 1 over a threshold (WARNING), 3 UNKNOWN; 2 stays queuetop's "could not run" (bad
+# input, no database), which those tools read as CRITICAL.
+EXIT_OK, EXIT_OVER, EXIT_UNKNOWN = 0, 1, 3
+
+
+def verdict(results: list[Result], unknowns: list[str]) -> tuple[str, int]:
+    """A threshold over wins (it is known to be bad); else anything unknown; else ok."""
+    if any(r.over for r in results):
+        return "over", EXIT_OVER
+    if unknowns:
+        return "unknown", EXIT_UNKNOWN
+    return "ok", EXIT_OK

@@ -22,7 +22,7 @@ from prometheus_client.core import (
 )
 
 from dashboard.metrics.measures import idle_age, oldest_ready_known, stale_leases_known
-from dashboard.models import GroupStats, QueueSpec, Snapshot
+from dashboard.models import GroupStats, QueueSpec, Snapshot, state_label
 from dashboard.text.untrusted import escape_controls
 
 PREFIX = "queuetop"
@@ -102,6 +102,24 @@ def _snapshot_families(snap: Snapshot, spec: QueueSpec, max_groups: int) -> Iter
             estimated = "true" if role in snap.estimated else "false"
             jobs.add_metric([table, role, estimated], snap.counts.get(role, 0))
     yield jobs
+
+    unmapped = _gauge(
+        "unmapped_jobs",
+        "Jobs in a state value no role claims: in no jobs count and no stale lease "
+        "(map the value with --ROLE-values, or [queue.states] in the queue TOML)",
+        ("table", "value"),
+    )
+    for value, n in snap.unmapped.items():
+        unmapped.add_metric([table, state_label(value)], n)
+    yield unmapped
+    unknowns = _gauge(
+        "unknowns",
+        "Things this snapshot could not read or map (rows no role claims, a guessed "
+        "mapping, a section not read): `queuetop check` answers UNKNOWN while above 0",
+        ("table",),
+    )
+    unknowns.add_metric([table], len(snap.unknowns))
+    yield unknowns
 
     locked = _gauge(
         "row_locked_jobs",

@@ -205,3 +205,8 @@ class Snapshot:
     # role -> when its count was really read (a paced section carries older counts): a
     # rate of change (jobs done per second) is the change between two real reads
     count_read_at: dict[str, datetime] = field(default_factory=dict)
+    # rows in state values no role claims (NO_STATE: a NULL state, or no rule's conditions)
+    unmapped: dict[str, int] = field(default_factory=dict)
+    # what could not be read or mapped, each a whole sentence naming what to do: rows no
+    # role claims, a mapping only guessed, a section not read; `check` answers UNKNOWN
+    unknowns: tuple[str, ...] = ()

@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+# The state of rows whose state column is NULL, or that no role's conditions take: a label
+# no text value can equal (PostgreSQL text holds no NUL character).
+NO_STATE = "\x00no state"
+
+
+def state_label(value: str | None) -> str:
+    """A state value as the screen and the text outputs name it (NO_STATE in words)."""
+    return "(no state)" if value is None or value == NO_STATE else value
+
+
 ROLES: tuple[str, ...] = ("ready", "scheduled", "running", "done", "failed", "dead")
 # Counted exactly on every poll (indexes serve them); the finished roles may be estimated.
 ACTIVE_ROLES: tuple[str, ...] = ("ready", "scheduled", "running")
@@ -71,8 +81,9 @@ Column = str | Derived | None
 class Columns:
     """Column names of the queue table (or derived expressions); None where there is none."""
 
-    id: str = "id"
-    status: str | Derived = "status"
+    # the key: one column, or several (a composite key, in key order)
+    id: str | tuple[str, ...] = "id"
+    status: str | Derived | None = "status"  # None: roles by conditions (QueueSpec.rules)
     created_at: Column = None
     scheduled_at: Column = None  # due time: ready rows due later read as scheduled
     started_at: Column = None
@@ -101,6 +112,71 @@ class Columns:
         """The column name behind `key`, or None when it is absent or derived."""
         value = getattr(self, key)
         return value if isinstance(value, str) else None
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The key columns, in key order (one, or several for a composite key)."""
+        return (self.id,) if isinstance(self.id, str) else tuple(self.id)
+
+
+# The tests a role's condition may put to a column: a value (or one of several), set or
+# null, a time before or after now, a number above or below a bound.
+TESTS: tuple[str, ...] = ("equals", "set", "null", "past", "future", "above", "below", "not")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One test on one column of the queue row: `locked_at set`, `read_ct above 0`,
+    `picked = true`, `status in (a, b)`, `run_at after now`."""
+
+    column: str
+    test: str  # one of TESTS
+    # equals/not: the values (as PostgreSQL prints them); above/below: the bound
+    values: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.test == "set":
+            return f"{self.column} set"
+        if self.test == "null":
+            return f"{self.column} null"
+        if self.test == "past":
+            return f"{self.column} before now"
+        if self.test == "future":
+            return f"{self.column} after now"
+        if self.test in ("above", "below"):
+            return f"{self.column} {'>' if self.test == 'above' else '<'} {self.values[0]}"
+        op = "=" if self.test == "equals" else "<>"
+        if len(self.values) == 1:
+            return f"{self.column} {op} {self.values[0]}"
+        word = "in" if self.test == "equals" else "not in"
+        return f"{self.column} {word} ({', '.join(self.values)})"
+
+
+@dataclass(frozen=True)
+class RoleRule:
+    """A role defined by conditions over columns (all must hold). Rules are tried in their
+    order and a row takes the first whose conditions hold; a row no rule takes has no role
+    (and is said, never dropped). An empty rule takes every row left."""
+
+    role: str
+    conditions: tuple[Condition, ...]
+
+    @property
+    def label(self) -> str:
+        """The state value this rule stands for in counts: its conditions, in words."""
+        return ", ".join(c.describe() for c in self.conditions) or "every other row"
+
+
+@dataclass(frozen=True)
+class Understood:
+    """How queuetop understood a table it was not told about: how sure it is, the evidence
+    for each part, the flags and TOML that pin it, and what it could only guess."""
+
+    confidence: str  # high, medium, low
+    evidence: tuple[str, ...] = ()  # one line per inference: what and why
+    pin_flags: tuple[str, ...] = ()  # the command-line flags that pin this mapping
+    pin_toml: str = ""  # the same as a queue TOML
+    doubts: tuple[str, ...] = ()  # guessed with low confidence: check answers UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -220,6 +296,15 @@ class QueueSpec:
     # The threshold in force (config.thresholds), and the library schema found (validate).
     threshold: Threshold | None = None
     library_version: LibraryVersion | None = None
+    # Roles defined by conditions over columns, in order (no state column): the state is then
+    # the label of the first rule a row meets (states: role -> the labels of its rules).
+    rules: tuple[RoleRule, ...] = ()
+    # How the table was understood, where nobody described it (`--table`, discovery).
+    understood: Understood | None = None
+    # `--table` without a spec: the table is understood against the catalog (validate);
+    # what the flags named ("id", "status", a column key, "states.ROLE") is kept as given
+    understand: bool = False
+    given: frozenset[str] = frozenset()
 
     def values(self, role: str) -> tuple[str, ...]:
         return self.states.get(role, ())
@@ -262,10 +347,16 @@ class QueueSpec:
 
     @property
     def roles(self) -> tuple[str, ...]:
-        """The roles this queue has: `scheduled` only where jobs can wait for a due time."""
-        if self.values("scheduled") or self.columns.scheduled_at:
-            return ROLES
-        return tuple(r for r in ROLES if r != "scheduled")
+        """The roles this queue has: those its states name (a table that deletes finished
+        jobs has no done role), `scheduled` also where jobs can wait for a due time, `dead`
+        also where dead jobs move to a table of their own. Ready and running always."""
+        have = {role for role in ROLES if self.values(role)} | {"ready", "running"}
+        if self.columns.scheduled_at:
+            have.add("scheduled")
+        dead = self.policy.dead_letter
+        if dead is not None and dead.kind == "table":
+            have.add("dead")
+        return tuple(r for r in ROLES if r in have)
 
     def can_find_stale(self) -> bool:
         """Whether running jobs can be told stale: a lease, a heartbeat or a start time."""

@@ -10,10 +10,9 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from dashboard.config import state_warnings
 from dashboard.models import ACTIVE_ROLES, ServerInfo, Snapshot
 from dashboard.monitor import counts as counting
-from dashboard.monitor import finished, row_holders
+from dashboard.monitor import finished, row_holders, unknowns
 from dashboard.monitor.sessions import SessionsRead
 
 if TYPE_CHECKING:
@@ -36,12 +35,8 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
         if read.dead_estimated and "dead" not in estimated:
             estimated.append("dead")
     notes = list(m.notes) + list(m.unreadable.notes)
-    if not spec.can_find_stale():
-        notes.append(
-            "stale leases unknown: the spec names no lease_until, started_at, "
-            "heartbeat or workers table; pass --started-at-column or "
-            "--lease-until-column"
-        )
+    sections = tuple(s.state(now) for s in m.sections.values() if m.shown(s.name))
+    unmapped_rows = unknowns.unmapped(spec, by_status)
     # ages read by an older section have grown since: they are given as of now
     counts_age = m.age("scan" if mode == "scan" else "counts", now)
     stale_age = m.age("stale", now)
@@ -74,7 +69,7 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
         ),
         stale_leases=tuple(stale),
         blockers=tuple(read.blockers),
-        warnings=tuple(notes) + state_warnings(spec, by_status),
+        warnings=tuple(notes),
         elapsed_ms=elapsed * 1000,
         groups=row_holders.with_group_locks(
             tuple(
@@ -85,7 +80,7 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
             ),
             held.group_locked,
         ),
-        sections=tuple(s.state(now) for s in m.sections.values() if m.shown(s.name)),
+        sections=sections,
         monitor_load=m.meter.load(now),
         count_mode=mode,
         held_jobs=held.held_jobs,
@@ -101,4 +96,6 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
             m.sections["scan" if mode == "scan" else "counts"],
             m.sections["finished"],
         ),
+        unmapped=unmapped_rows,
+        unknowns=unknowns.lines(spec, unmapped_rows, sections),
     )

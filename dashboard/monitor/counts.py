@@ -14,9 +14,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 import queries
-from dashboard.models import GroupStats, QueueSpec
+from dashboard.models import NO_STATE, GroupStats, QueueSpec
 from dashboard.monitor.plan import CountPlan, branch, held_part, holder_part
-from dashboard.monitor.row_holders import Carried
+from dashboard.monitor.row_holders import Carried, one_form
 from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql.parts import statement
 
@@ -76,7 +76,7 @@ def carried(counts: QueueCounts) -> Carried:
     """The holders this count found, to carry while their transactions still run."""
     return Carried(
         rows=dict(counts.holders),
-        ids={key: list(ids) for key, ids in counts.held_ids.items()},
+        ids={key: [one_form(j) for j in ids] for key, ids in counts.held_ids.items()},
         xids={pid: set(x) for pid, x in counts.holder_xids.items()},
     )
 
@@ -107,7 +107,8 @@ def _holders(r: dict, xacts: dict[str, XactHolder]) -> list[tuple[XactHolder, st
 def _fold(spec: QueueSpec, rows: list[dict], xacts: dict[str, XactHolder]) -> QueueCounts:
     out = QueueCounts(apps={h.pid: h.application_name for h in xacts.values()})
     for r in rows:
-        value, n, role = r["status"], int(r["n"]), spec.role_of(r["status"])
+        value = NO_STATE if r["status"] is None else r["status"]
+        n, role = int(r["n"]), spec.role_of(value)
         out.by_status[value] = out.by_status.get(value, 0) + n
         later = int(r["later"] or 0) if role == "ready" else 0
         out.later[value] = out.later.get(value, 0) + later

@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 import queries
-from dashboard.models import FINISHED_ROLES, QueueSpec, TableName
+from dashboard.models import FINISHED_ROLES, NO_STATE, QueueSpec, TableName
 from dashboard.monitor.budget import Section
 from dashboard.queue_sql.parts import statement
 
@@ -88,7 +88,7 @@ def count_exactly(
 ) -> dict[str, int]:
     """Every value of the queue table, one full read (a count, locking nothing)."""
     rows = conn.execute(statement(spec, "monitor/count_every_value", **parts)).fetchall()
-    return {status: n for status, n in rows}
+    return {NO_STATE if status is None else status: n for status, n in rows}
 
 
 def count_history(

@@ -19,7 +19,7 @@ from psycopg import sql
 
 import queries
 from dashboard.models import ACTIVE_ROLES, FINISHED_ROLES, QueueSpec
-from dashboard.queue_sql.parts import statement
+from dashboard.queue_sql.parts import statement, value_rows
 
 REPLAN_S = 300.0
 RARE_ROWS = 10_000  # a finished value the planner expects at most this often: count it exactly
@@ -60,7 +60,7 @@ class CountPlan:
 NO_HOLDER = sql.SQL("NULL::text")
 NO_HELD = sql.SQL("NULL::text[]")
 LIMIT_PARAMETER = sql.Placeholder("limit")
-HELD_IDS = sql.SQL("(array_agg(t.{id} ORDER BY t.{id}) FILTER (WHERE {holder} IS NOT NULL))[1:5]")
+HELD_IDS = sql.SQL("(array_agg({id} ORDER BY {id}) FILTER (WHERE {holder} IS NOT NULL))[1:5]")
 
 
 def holder_part(xids: object) -> sql.Composable:
@@ -70,7 +70,7 @@ def holder_part(xids: object) -> sql.Composable:
 
 
 def held_part(xids: object, parts: dict[str, sql.Composable]) -> sql.Composable:
-    return HELD_IDS.format(id=parts["id"], holder=holder_part(xids)) if xids else NO_HELD
+    return HELD_IDS.format(id=parts["job_id"], holder=holder_part(xids)) if xids else NO_HELD
 
 
 def branch(
@@ -88,15 +88,15 @@ def branch(
     # each branch reads only the columns its role needs, so that an index holding them
     # can answer it alone (an index-only scan where the pages are all-visible)
     stale_ids = sql.SQL(
-        "(array_agg(t.{id}::text ORDER BY {expires}, t.{id}) FILTER (WHERE {stale}))[1:{limit}]"
-    ).format(id=parts["id"], expires=parts["expires_at"], stale=parts["is_stale"], limit=limit)
-    held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["id"], holder=holder)
+        "(array_agg({id}::text ORDER BY {expires}, {id}) FILTER (WHERE {stale}))[1:{limit}]"
+    ).format(id=parts["job_id"], expires=parts["expires_at"], stale=parts["is_stale"], limit=limit)
+    held = NO_HELD if holder is NO_HOLDER else HELD_IDS.format(id=parts["job_id"], holder=holder)
     return statement(
         spec,
         "monitor/count_value",
         **{
             **parts,
-            "value": placeholder,
+            "value_rows": value_rows(spec, parts, value.value, placeholder),
             "holder_xid": holder,
             "held_ids": held,
             "stale_count": sql.SQL("count(*) FILTER (WHERE {})").format(parts["is_stale"])

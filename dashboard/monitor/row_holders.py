@@ -12,6 +12,7 @@ Two facts make the picture complete without reading the whole table each poll:
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -72,6 +73,16 @@ class Carried:
     rows: dict[tuple[int, str, str | None], int]
     ids: dict[tuple[int, str, str | None], list[Any]]
     xids: dict[int, set[str]]
+
+
+def one_form(job_id: Any) -> Any:
+    """A job id in one hashable form, whichever read gave it: a composite key (a JSON
+    array) as a tuple, a uuid as its text."""
+    if isinstance(job_id, list):
+        return tuple(job_id)
+    if isinstance(job_id, uuid.UUID):
+        return str(job_id)
+    return job_id
 
 
 def _sort_ids(ids: list[Any]) -> list[Any]:
@@ -137,7 +148,7 @@ def holdings(
     for g in read.held:
         key = (g.pid, spec.role_of(g.status) or "other", g.mode)
         rows[key] += g.rows
-        ids[key].extend(g.ids)
+        ids[key].extend(one_form(j) for j in g.ids)
     if carried is not None:
         _merge_carried(rows, ids, carried, read.xacts)
     holders = tuple(

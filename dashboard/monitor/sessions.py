@@ -28,7 +28,7 @@ from psycopg import sql
 
 import queries
 from dashboard.models import IdleTransaction, LockInfo, QueueSpec, SessionInfo, WaitingSession
-from dashboard.queue_sql.parts import statement
+from dashboard.queue_sql.parts import statement, value_rows
 
 ROW_LIMIT = 1000  # per table of the snapshot; the UI shows the worst first
 IDLE_STATES = ("idle in transaction", "idle in transaction (aborted)")
@@ -109,7 +109,12 @@ def compose(
             statement(spec, "monitor/queue_rows_queued", **parts),
             statement(spec, "monitor/queue_rows_by_id", **parts),
         ] + [
-            statement(spec, "monitor/queue_rows_of_value", **parts, value=sql.Literal(v))
+            statement(
+                spec,
+                "monitor/queue_rows_of_value",
+                **parts,
+                value_rows=value_rows(spec, parts, v, sql.Literal(v)),
+            )
             for v in values
         ]
         rows = sql.SQL("\nUNION\n").join(sql.SQL("({})").format(b) for b in branches)

@@ -29,8 +29,8 @@ def read_stale(
     def build() -> sql.Composed:
         where = running
         if ids is not None:
-            where = sql.SQL("{} AND t.{} = ANY (%(ids)s::text[]::{}[])").format(
-                running, parts["id"], parts["id_type"]
+            where = sql.SQL("{} AND {} = ANY (%(ids)s::text[]::{}[])").format(
+                running, parts["job_id"], parts["id_type"]
             )
         return statement(spec, "monitor/get_stale_leases", **{**parts, "rows": where})
 

@@ -16,7 +16,7 @@ from psycopg import sql
 
 import queries
 from dashboard.models import Columns, Derived, QueueSpec
-from dashboard.queue_sql import advisory
+from dashboard.queue_sql import advisory, roles
 
 # What an optional column reads as when the spec has no such column: a typed NULL.
 ABSENT = {
@@ -159,17 +159,51 @@ def liveness_parts(spec: QueueSpec, cols: dict[str, sql.Composable]) -> dict[str
     }
 
 
+def read_column(spec: QueueSpec) -> Any:
+    """`name -> t.name` for conditions: a timestamp without time zone in the spec's zone."""
+
+    def column(name: str) -> sql.Composable:
+        expr = sql.SQL("t.{}").format(sql.Identifier(name))
+        return _timestamp(expr, spec.column_types.get(name, ""), spec.time_zone)
+
+    return column
+
+
+def key_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
+    """`{job_id}`, the job's key over the row t, and `{id_type}`, what a given id is cast to:
+    the column and its type, or for a composite key the JSON array of its columns (an id is
+    then given as that array: ["send-email", "42"])."""
+    key = spec.columns.key
+    if len(key) == 1:
+        return {
+            "id": sql.Identifier(key[0]),
+            "job_id": sql.SQL("t.{}").format(sql.Identifier(key[0])),
+            "id_type": sql.SQL(spec.column_types.get(key[0], "text")),
+        }
+    return {
+        # statements that name the key column itself (the dead-letter table's) refuse it
+        "id": sql.Identifier(key[0]),
+        "job_id": sql.SQL("jsonb_build_array({})").format(
+            sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(c)) for c in key)
+        ),
+        "id_type": sql.SQL("jsonb"),
+    }
+
+
 def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
     cols = spec.columns
     base: dict[str, Any] = {
         "table": sql.Identifier(*spec.table.parts()),
-        "id": sql.Identifier(cols.id),
+        **key_parts(spec),
         # for adapters' SQL reading the library's other tables
         "schema": sql.Identifier(spec.table.schema or "public"),
     }
     base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
-    if isinstance(cols.status, Derived):
+    if spec.rules:
+        state = roles.state_case(spec, read_column(spec))
+        status, status_type = state, sql.SQL("text")
+    elif isinstance(cols.status, Derived):
         state = queries.expression(queries.adapter_path(spec.adapter, cols.status.name)).format(
             **base
         )
@@ -189,12 +223,23 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
         "status": status,
         "state": state,
         "status_type": status_type,
-        "id_type": sql.SQL(spec.column_types.get(cols.id, "text")),
         "ready_since": ready_since,
         **exprs,
         **liveness_parts(spec, {**base, **exprs}),
         **history_parts(spec),
     }
+
+
+def value_rows(
+    spec: QueueSpec, parts: dict[str, sql.Composable], value: str, placeholder: sql.Composable
+) -> sql.Composable:
+    """The rows in state `value`: `state = placeholder` (an index on the value serves it),
+    or where roles are rules, that rule's own conditions (an index on them serves it)."""
+    if spec.rules:
+        rows = roles.rows_of_label(spec, value, read_column(spec))
+        if rows is not None:
+            return rows
+    return sql.SQL("{} = {}").format(parts["state"], placeholder)
 
 
 def history_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
@@ -221,10 +266,11 @@ def state_in(
     spec: QueueSpec, roles: tuple[str, ...], parts: dict[str, sql.Composable], prefix: str = "s"
 ) -> tuple[sql.Composable, dict]:
     """`(state = %(s0)s OR state = %(s1)s …)`: an OR of equalities, which partial indexes
-    on each value can serve (a bitmap OR), unlike `state = ANY(array)`."""
+    on each value can serve (a bitmap OR), unlike `state = ANY(array)`; where roles are
+    rules, an OR of their rows."""
     holders, params = value_placeholders(spec, roles, prefix)
     if not holders:
         return sql.SQL("false"), {}
     return sql.SQL("({})").format(
-        sql.SQL(" OR ").join(sql.SQL("{} = {}").format(parts["state"], p) for _, p in holders)
+        sql.SQL(" OR ").join(value_rows(spec, parts, v, p) for v, p in holders)
     ), params

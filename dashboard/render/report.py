@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from dashboard.models import Snapshot
+from dashboard.models import NO_STATE, Snapshot, Understood, state_label
 from dashboard.render.who_holds import (
     MEMBER_MODES,
     fold_ordinary,
@@ -41,7 +42,37 @@ def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
     data = _plain(snap)
     data["taken_at"] = snap.taken_at.isoformat()
     data["estimated"] = list(snap.estimated)
+    data["by_status"] = {state_label(k): v for k, v in snap.by_status.items()}
+    # a NULL state (or no rule's conditions) is null here, never a made-up word
+    data["unmapped"] = [
+        {"value": None if v == NO_STATE else v, "rows": n} for v, n in snap.unmapped.items()
+    ]
+    data["status"] = "unknown" if snap.unknowns else "known"
     return data
+
+
+def understood_dict(understood: Understood | None) -> dict[str, Any] | None:
+    """How `--table` understood the table: confidence, evidence, doubts, the pins."""
+    if understood is None:
+        return None
+    return {
+        "confidence": understood.confidence,
+        "evidence": list(understood.evidence),
+        "doubts": list(understood.doubts),
+        "pin_flags": list(understood.pin_flags),
+        "pin_toml": understood.pin_toml,
+    }
+
+
+def understood_text(understood: Understood) -> list[str]:
+    """The understanding of a table, for a person: what, why, and the flags that pin it."""
+    out = [f"understood with {understood.confidence} confidence (nobody described this table):"]
+    out += [f"  + {escape_controls(line)}" for line in understood.evidence]
+    out += [f"  ? {escape_controls(line)}" for line in understood.doubts]
+    if understood.pin_flags:
+        words = " ".join(shlex.quote(w) for w in understood.pin_flags)
+        out.append(f"  pin it: queuetop watch {escape_controls(words)}")
+    return out
 
 
 def snapshot_json(snap: Snapshot) -> str:
@@ -99,6 +130,10 @@ def snapshot_text(snap: Snapshot) -> str:
         ),
         "",
     ]
+    # what could not be read or mapped first, whole: never read past as an all-clear
+    out += [f"UNKNOWN: {escape_controls(line)}" for line in snap.unknowns]
+    if snap.unknowns:
+        out.append("")
     rows = []
     for role in snap.roles:
         n = snap.counts.get(role, 0)
@@ -109,7 +144,10 @@ def snapshot_text(snap: Snapshot) -> str:
     out.append(f"  oldest ready: {age(snap.oldest_ready_age_s)}")
     out.append(
         "  by status: "
-        + ", ".join(f"{escape_controls(k)}={v}" for k, v in sorted(snap.by_status.items()))
+        + ", ".join(
+            f"{escape_controls(state_label(k))}={v}" + (" (no role)" if k in snap.unmapped else "")
+            for k, v in sorted(snap.by_status.items())
+        )
     )
     if snap.stale_count is not None:
         out.append(f"  stale leases: {snap.stale_count}")

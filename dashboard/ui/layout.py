@@ -28,6 +28,7 @@ from dashboard.ui.widgets.tables import (
     WaitingTable,
     stale_unknown_text,
 )
+from dashboard.ui.widgets.unknowns_bar import UnknownsBar
 
 # (pane id, table id, table class) in tab order; keys 1-4 follow it
 PANELS = (
@@ -54,6 +55,7 @@ def main_screen(
 ) -> ComposeResult:
     """Header, state panel and plots, the load strip, the tabs, the footer."""
     yield StatusBar(id="status")
+    yield UnknownsBar(id="unknowns")
     with Horizontal(id="top"):
         state = StatePanel(id="state")
         state.border_title = "Queue state: rows per role"

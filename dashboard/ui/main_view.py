@@ -24,11 +24,13 @@ from dashboard.ui.widgets.plots import HistoryPlot
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import StatusBar
 from dashboard.ui.widgets.tables import LocksTable, StaleLeaseTable
+from dashboard.ui.widgets.unknowns_bar import UnknownsBar
 
 
 @dataclass(frozen=True)
 class Panels:
     bar: StatusBar
+    unknowns: UnknownsBar
     state: StatePanel
     plots: tuple[HistoryPlot, ...]
     tabs: tuple[tuple[KeyedTable, Tab], ...]  # each panel's table and its tab
@@ -57,6 +59,7 @@ class MainView:
             app = self._app
             self._panels = Panels(
                 app.query_one(StatusBar),
+                app.query_one(UnknownsBar),
                 app.query_one(StatePanel),
                 tuple(app.query(HistoryPlot)),
                 layout.panel_tabs(app.default_screen),
@@ -85,6 +88,7 @@ class MainView:
         """Every panel from one snapshot, each once; a panel whose content did not change
         draws nothing (the plots replot only what moved, the tables are diffed)."""
         drawn = self._drawn()
+        drawn.unknowns.show(snap)
         drawn.state.show(snap, self._spec)
         for plot in drawn.plots:  # a hidden one waits until it is shown
             plot.replot()

@@ -1,6 +1,6 @@
 -- purpose: row-lock the given jobs for an action, skipping rows a worker holds right now (never wait behind a worker), and return their current state
 SELECT i.queuetop_given,
-       t.{id}::text AS id,
+       {job_id}::text AS id,
        {state}::text AS status,
        {worker}::text AS worker,
        {lease_token}::text AS lease_token,
@@ -10,5 +10,5 @@ SELECT i.queuetop_given,
        {requeue_refusal}::text AS requeue_refusal,
        {dead_letter_refusal}::text AS dead_letter_refusal
 FROM unnest(%(ids)s::text[]) AS i(queuetop_given)
-JOIN {table} AS t ON t.{id} = i.queuetop_given::{id_type}
+JOIN {table} AS t ON {job_id} = i.queuetop_given::{id_type}
 FOR UPDATE OF t SKIP LOCKED

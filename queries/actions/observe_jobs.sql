@@ -1,6 +1,6 @@
 -- purpose: the current state of the given jobs, as the operator sees it (a plain read, no lock); ids arrive as text and are cast to the id column's type
 SELECT i.queuetop_given,
-       t.{id}::text AS id,
+       {job_id}::text AS id,
        {state}::text AS status,
        {worker}::text AS worker,
        {lease_token}::text AS lease_token,
@@ -10,4 +10,4 @@ SELECT i.queuetop_given,
        {requeue_refusal}::text AS requeue_refusal,
        {dead_letter_refusal}::text AS dead_letter_refusal
 FROM unnest(%(ids)s::text[]) AS i(queuetop_given)
-JOIN {table} AS t ON t.{id} = i.queuetop_given::{id_type}
+JOIN {table} AS t ON {job_id} = i.queuetop_given::{id_type}

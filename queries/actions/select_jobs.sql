@@ -1,6 +1,6 @@
 -- purpose: the next batch of jobs a runbook command acts on, as an action observes them (a plain read, no lock): a role's jobs (only stale ones for a stale-lease requeue), optionally older than a duration, of one worker or group, in id order after the last batch (keyset)
-SELECT t.{id}::text AS queuetop_given,
-       t.{id}::text AS id,
+SELECT {job_id}::text AS queuetop_given,
+       {job_id}::text AS id,
        {state}::text AS status,
        {worker}::text AS worker,
        {lease_token}::text AS lease_token,
@@ -16,5 +16,5 @@ WHERE {rows}
   AND {of_worker}
   AND {in_group}
   AND {after}
-ORDER BY t.{id}
+ORDER BY {job_id}
 LIMIT %(limit)s

@@ -1,6 +1,6 @@
 -- purpose: one page of the job browser: a role's jobs in id order from just past the last row shown (keyset, never OFFSET, so every page reads about its own rows through the primary key), each row as an action observes it
-SELECT t.{id} AS sort_key,
-       t.{id}::text AS id,
+SELECT {job_id} AS sort_key,
+       {job_id}::text AS id,
        {state}::text AS status,
        {attempts}::int AS attempts,
        {worker}::text AS worker,
@@ -18,5 +18,5 @@ WHERE {rows}
   AND {after}
   AND {in_group}
   AND {matches}
-ORDER BY t.{id} {direction}
+ORDER BY {job_id} {direction}
 LIMIT %(limit)s

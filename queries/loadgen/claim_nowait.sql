@@ -1,6 +1,6 @@
 -- purpose: claim up to K ready jobs, failing at once with lock_not_available on a row another worker holds, and lease them
 WITH next AS (
-    SELECT t.{id} AS id
+    SELECT {job_id} AS id
     FROM {table} AS t
     WHERE t.{status} = %(ready)s::{status_type}
     ORDER BY {order}
@@ -10,5 +10,5 @@ WITH next AS (
 UPDATE {table} AS t
 SET {status} = %(running)s::{status_type}{lease_set}
 FROM next
-WHERE t.{id} = next.id
-RETURNING t.{id} AS id, {lease_token} AS token
+WHERE {job_id} = next.id
+RETURNING {job_id} AS id, {lease_token} AS token

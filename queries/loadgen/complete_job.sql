@@ -1,7 +1,7 @@
 -- purpose: mark one running job done, only if this worker still holds its lease (token fencing)
 UPDATE {table} AS t
 SET {status} = %(done)s::{status_type}{finish_set}
-WHERE t.{id} = %(id)s
+WHERE {job_id} = %(id)s
   AND t.{status} = %(running)s::{status_type}
   AND {guard}
-RETURNING t.{id}
+RETURNING {job_id}

@@ -3,7 +3,7 @@ UPDATE {table} AS t
 SET {status} = CASE WHEN coalesce({attempts}, %(max_attempts)s) >= %(max_attempts)s
                     THEN %(terminal)s::{status_type}
                     ELSE %(ready)s::{status_type} END{fail_set}
-WHERE t.{id} = %(id)s
+WHERE {job_id} = %(id)s
   AND t.{status} = %(running)s::{status_type}
   AND {guard}
 RETURNING t.{status}::text AS status

@@ -5,7 +5,7 @@ SET {status} = CASE WHEN coalesce({attempts}, 0) >= %(max_attempts)s
                     ELSE %(ready)s::{status_type} END{requeue_set}
 FROM unnest(%(ids)s::text[], %(workers)s::text[], %(tokens)s::text[])
      AS o(id, worker, lease_token)
-WHERE t.{id} = o.id::{id_type}
+WHERE {job_id} = o.id::{id_type}
   AND t.{status} = %(running)s::{status_type}
   AND {worker}::text IS NOT DISTINCT FROM o.worker
   AND {lease_token}::text IS NOT DISTINCT FROM o.lease_token

@@ -11,7 +11,7 @@ WITH grouped AS (
                WHERE {state}::text = ANY (%(ready)s::text[])
                  AND NOT coalesce({scheduled_at} > now(), false)))::float8 AS oldest_s,
            count(*) FILTER (WHERE {is_stale})::bigint AS stale,
-           array_agg(ROW(({expires_at})::timestamptz, t.{id}::text)) FILTER (WHERE {is_stale}) AS stale_rows
+           array_agg(ROW(({expires_at})::timestamptz, {job_id}::text)) FILTER (WHERE {is_stale}) AS stale_rows
     FROM {table} AS t
     GROUP BY 1, 2, 3
 )

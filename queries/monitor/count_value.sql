@@ -10,5 +10,5 @@ SELECT {state}::text AS status,
        {stale_count}::bigint AS stale,
        {stale_ids} AS stale_ids
 FROM {table} AS t
-WHERE {state} = {value}
+WHERE {value_rows}
 GROUP BY 1, 2, 3

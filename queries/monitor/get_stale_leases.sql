@@ -1,5 +1,5 @@
 -- purpose: running jobs past their lease (expiry, heartbeat, worker heartbeat, or stale_after since they started), most overdue first, with whether their worker is alive
-SELECT t.{id} AS id,
+SELECT {job_id} AS id,
        {state}::text AS status,
        {worker}::text AS worker,
        {lease_token} AS lease_token,
@@ -12,5 +12,5 @@ SELECT t.{id} AS id,
        {lease_token}::text AS lease_token_text
 FROM {table} AS t
 WHERE ({rows}) AND {is_stale}
-ORDER BY {expires_at}, t.{id}
+ORDER BY {expires_at}, {job_id}
 LIMIT %(limit)s

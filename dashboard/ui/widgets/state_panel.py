@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from dashboard.models import QueueSpec, Snapshot
+from dashboard.models import QueueSpec, Snapshot, state_label
 from dashboard.render.report import age, one_line
 from dashboard.text.untrusted import shown as safe  # `shown` is a name of show()'s
 from dashboard.ui.widgets.text_strip import Part, parts_strip, parts_text
@@ -34,6 +36,11 @@ def raw_values(role: str, snap: Snapshot, spec: QueueSpec | None) -> str:
 
 
 HOLDER_ROW = "{:<10}{:>7} {:>5} {:<7} {}"
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Text in lines of at most `width`, broken at spaces where it can be: nothing cut."""
+    return textwrap.wrap(text, max(width, 10), break_long_words=True, break_on_hyphens=False)
 
 
 def clip(text: str, width: int) -> str:
@@ -209,6 +216,12 @@ class StatePanel(Widget):
                         "",
                     )
                 )
+        # rows no role claims: whole, wrapped (the bar under the header says what to do)
+        if snap.unmapped:
+            listed = ", ".join(
+                f"{safe(state_label(v))} {n:,}" for v, n in sorted(snap.unmapped.items())
+            )
+            extra += [(line, "bold yellow") for line in wrap(f"! no role: {listed}", width)]
         extra += [("! " + safe(one_line(w, width - 2)), "yellow") for w in snap.warnings[:3]]
         # never cut silently: what does not fit is counted on the last line that does
         room = max(height - int(header) - len(snap.roles) - 1, 0) if height else len(extra)

@@ -3,7 +3,7 @@ CASE
     WHEN t.status = 'failed' AND t.dedupe_key IS NOT NULL AND EXISTS (
             SELECT 1 FROM {table} AS other
             WHERE other.dedupe_key = t.dedupe_key AND other.status IN ('queued', 'picked')
-              AND other.{id} <> t.{id})
+              AND other.{id} <> {job_id})
         THEN 'pgqueuer refuses: another active job holds dedupe_key '
              || quote_literal(t.dedupe_key)
 END

@@ -5,7 +5,7 @@ CASE
     WHEN t.queueing_lock IS NOT NULL AND EXISTS (
             SELECT 1 FROM {table} AS other
             WHERE other.queueing_lock = t.queueing_lock AND other.status = 'todo'
-              AND other.{id} <> t.{id})
+              AND other.{id} <> {job_id})
         THEN 'procrastinate refuses: another waiting job holds queueing_lock '
              || quote_literal(t.queueing_lock)
 END

@@ -8,9 +8,9 @@ WITH requeued AS (
         max_attempts = t.max_attempts + 1
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
-    WHERE t.{id} = o.id::{id_type}
+    WHERE {job_id} = o.id::{id_type}
       AND {guard}
-    RETURNING o.id AS queuetop_given, t.{id}::text AS id, {lease_token}::text AS new_token,
+    RETURNING o.id AS queuetop_given, {job_id}::text AS id, {lease_token}::text AS new_token,
               o.lease_token AS old_claim,
               (SELECT left(c.relname, -length('jobs')) || 'events'
                FROM pg_class AS c WHERE c.oid = t.tableoid) AS channel

@@ -7,7 +7,7 @@ SET locked_by_id = CASE WHEN o.status = 'running' THEN NULL ELSE t.locked_by_id 
     updated_at = (now() AT TIME ZONE 'UTC')
 FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
      AS o(id, status, worker, lease_token)
-WHERE t.{id} = o.id::{id_type}
+WHERE {job_id} = o.id::{id_type}
   AND {guard}
-  AND pg_try_advisory_xact_lock(('x' || substr(md5('good_jobs' || '-' || t.{id}::text), 1, 16))::bit(64)::bigint)
-RETURNING o.id AS queuetop_given, t.{id}::text AS id, NULL::text AS new_token
+  AND pg_try_advisory_xact_lock(('x' || substr(md5('good_jobs' || '-' || {job_id}::text), 1, 16))::bit(64)::bigint)
+RETURNING o.id AS queuetop_given, {job_id}::text AS id, NULL::text AS new_token

@@ -8,9 +8,9 @@ WITH failed AS (
         locked_by = NULL
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
-    WHERE t.{id} = o.id::{id_type}
+    WHERE {job_id} = o.id::{id_type}
       AND {guard}
-    RETURNING o.id AS queuetop_given, t.{id}::text AS id, {lease_token}::text AS new_token,
+    RETURNING o.id AS queuetop_given, {job_id}::text AS id, {lease_token}::text AS new_token,
               t.job_queue_id, o.worker AS old_pool
 ), unlocked AS (
     UPDATE {schema}._private_job_queues AS q

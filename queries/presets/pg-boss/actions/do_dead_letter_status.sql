@@ -7,9 +7,9 @@ WITH failed AS (
         output = jsonb_build_object('value', jsonb_build_object('message', %(reason)s::text))
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
-    WHERE t.{id} = o.id::{id_type}
+    WHERE {job_id} = o.id::{id_type}
       AND {guard}
-    RETURNING o.id AS queuetop_given, t.{id}::text AS id, {lease_token}::text AS new_token,
+    RETURNING o.id AS queuetop_given, {job_id}::text AS id, {lease_token}::text AS new_token,
               t.id AS job_id, t.name, t.priority, t.data, t.dead_letter, t.singleton_key,
               t.group_id, t.group_tier, t.created_on, t.retry_count, t.output, t.source_root_id,
               t.trace_context

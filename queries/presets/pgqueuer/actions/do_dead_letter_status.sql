@@ -6,9 +6,9 @@ WITH held AS (
         queue_manager_id = NULL
     FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
          AS o(id, status, worker, lease_token)
-    WHERE t.{id} = o.id::{id_type}
+    WHERE {job_id} = o.id::{id_type}
       AND {guard}
-    RETURNING o.id AS queuetop_given, t.{id} AS job_id, t.entrypoint, t.priority
+    RETURNING o.id AS queuetop_given, {job_id} AS job_id, t.entrypoint, t.priority
 ),
 logged AS (
     INSERT INTO {history_table} (job_id, {history_status}, entrypoint, priority, traceback)

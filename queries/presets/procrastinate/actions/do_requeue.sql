@@ -1,9 +1,9 @@
 -- purpose: requeue procrastinate jobs as its own retry does (procrastinate_retry_job_v2: back to todo, attempts + 1, due now), only while they are still as observed (state, worker, attempts), unless forced past their worker's heartbeat, and not where procrastinate refuses
 WITH guarded AS (
-    SELECT o.id AS queuetop_given, t.{id} AS job_id, t.attempts
+    SELECT o.id AS queuetop_given, {job_id} AS job_id, t.attempts
     FROM {table} AS t
     JOIN unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
-         AS o(id, status, worker, lease_token) ON t.{id} = o.id::{id_type}
+         AS o(id, status, worker, lease_token) ON {job_id} = o.id::{id_type}
     WHERE {guard}
 ),
 retried AS (

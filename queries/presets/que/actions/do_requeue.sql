@@ -3,11 +3,11 @@ UPDATE {table} AS t
 SET run_at = now()
 FROM unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
      AS o(id, status, worker, lease_token)
-WHERE t.{id} = o.id::{id_type}
+WHERE {job_id} = o.id::{id_type}
   AND {state}::text = o.status
   AND o.status = ANY (%(from_values)s::text[])
   AND o.status <> ALL (%(running_values)s::text[])
   AND {worker}::text IS NOT DISTINCT FROM o.worker
   AND {requeue_refusal} IS NULL
-  AND pg_try_advisory_xact_lock(t.{id})
-RETURNING o.id AS queuetop_given, t.{id}::text AS id, NULL::text AS new_token
+  AND pg_try_advisory_xact_lock({job_id})
+RETURNING o.id AS queuetop_given, {job_id}::text AS id, NULL::text AS new_token

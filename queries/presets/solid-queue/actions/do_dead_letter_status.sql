@@ -1,9 +1,9 @@
 -- purpose: Solid Queue's failure of a job, as it fails a pruned process's claims, only while the jobs are still as observed and, unless forced, past their process's heartbeat: its execution row (claimed, ready or scheduled) is deleted and a failed execution recorded, with SolidQueue::Processes::ProcessPrunedError for a claim (else Queuetop::DeadLettered) and the reason as its message; retry or discard it from there
 WITH target AS (
-    SELECT o.id AS given, t.{id} AS id, {state} AS state
+    SELECT o.id AS given, {job_id} AS id, {state} AS state
     FROM {table} AS t
     JOIN unnest(%(ids)s::text[], %(statuses)s::text[], %(workers)s::text[], %(tokens)s::text[])
-         AS o(id, status, worker, lease_token) ON t.{id} = o.id::{id_type}
+         AS o(id, status, worker, lease_token) ON {job_id} = o.id::{id_type}
     WHERE {guard}
 ),
 claims AS (
