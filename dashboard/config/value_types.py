@@ -6,7 +6,7 @@ changed under queuetop". It is one line here instead, naming the value, the colu
 type and what PostgreSQL said. A value only guessed (`--table` alone: the common words of
 each role) that the column cannot hold is dropped: it can match no row.
 
-Each value is cast by the server itself (`SELECT %s::type`, in a savepoint), so every
+Each value is cast by the server itself (`SELECT 'value'::type`, in a savepoint), so every
 type is judged as PostgreSQL judges it: integers, booleans, enums, domains.
 """
 
@@ -29,7 +29,8 @@ def _problem(conn: psycopg.Connection, value: str, kind: str) -> str | None:
         return None
     try:
         with conn.transaction():
-            conn.execute(sql.SQL("SELECT %s::{}").format(sql.SQL(kind)), (value,))
+            # no parameters: a `%` in a type's name is then no placeholder
+            conn.execute(sql.SQL("SELECT {}::{}").format(sql.Literal(value), sql.SQL(kind)))
     except (errors.DataError, errors.InvalidTextRepresentation) as exc:
         return (exc.diag.message_primary or str(exc)).strip()
     return None
