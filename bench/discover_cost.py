@@ -216,20 +216,24 @@ def main() -> int:
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--big-rows", type=float, default=5_000_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reuse", action="store_true", help="keep and reuse the database")
     args = parser.parse_args()
     with server(args.dsn) as dsn:
-        target = build(dsn, args.tables, args.big_rows)
+        if args.reuse and _exists(dsn):
+            target = psycopg.conninfo.make_conninfo(dsn, dbname=DB)
+        else:
+            target = build(dsn, args.tables, args.big_rows)
         discover_process(target)  # the catalog and statistics read once into the cache
         walls, found = [], {}
         for _ in range(args.runs):
             took, found = discover_process(target)
             walls.append(took)
-        inner = statistics.median(discover_in_process(target) for _ in range(args.runs))
         queues = {q["table"]: q for q in found["queues"]}
         wall = statistics.median(walls)
         print(f"discover --json, a fresh process ({args.runs} runs): median {wall:.2f} s, "
               f"max {max(walls):.2f} s; target 2 s: {'met' if wall < 2 else 'MISSED'} "
-              f"(ratio {wall / 2:.2f} of the target)")  # fmt: skip
+              f"(ratio {wall / 2:.2f} of the target)", flush=True)  # fmt: skip
+        inner = statistics.median(discover_in_process(target) for _ in range(args.runs))
         print(f"  discovery's reads alone, in this process: median {inner:.2f} s")
         for name in (*QUEUES, BIG):
             q = queues.get(name)
@@ -239,9 +243,15 @@ def main() -> int:
         print(f"  other tables listed above low: {len(above_low)} {above_low[:5]}")
         if BIG in queues:
             poll_side_by_side(target, queues[BIG]["pin_toml"], args.runs * 2)
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+        if not args.reuse:
+            with psycopg.connect(dsn, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
     return 0
+
+
+def _exists(dsn: str) -> bool:
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        return bool(admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB,)).fetchone())
 
 
 if __name__ == "__main__":

@@ -104,25 +104,38 @@ def _read_constraints(conn: psycopg.Connection, chunk: list[TableFacts]) -> None
 
 
 def add_statistics(conn: psycopg.Connection, tables: list[TableFacts]) -> None:
-    """pg_stats of `tables`' columns (where the server has analysed them), in batches."""
-    by_oid = {t.oid: t for t in tables if not t.statistics_read}
-    oids = list(by_oid)
+    """pg_stats of `tables`' columns (where the server has analysed them), in batches.
+
+    A table's own statistics win over those with its inheritance children
+    (`inherited`); a partitioned table has only the latter."""
+    todo = [t for t in tables if not t.statistics_read]
+    by_name = {(t.table.schema or "public", t.table.name): t for t in todo}
     with conn.cursor(row_factory=dict_row) as cur:
-        for start in range(0, len(oids), BATCH):
-            chunk = oids[start : start + BATCH]
-            for row in cur.execute(queries.load("understand/get_statistics"), {"oids": chunk}):
-                t = by_oid[row["oid"]]
-                t.live_rows = row["live_rows"] or t.live_rows
-                col = t.columns.get(row["column_name"])
-                if col is None:
-                    continue
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            params = {
+                "names": sorted({t.table.name for t in chunk}),
+                "schemas": sorted({t.table.schema or "public" for t in chunk}),
+            }
+            own: set[tuple[int, str]] = set()
+            for row in cur.execute(queries.load("understand/get_statistics"), params):
+                t = by_name.get((row["schema_name"], row["table_name"]))
+                col = t.columns.get(row["column_name"]) if t else None
+                if t is None or col is None or (t.oid, col.name) in own:
+                    continue  # another table of the same names, or its own stats already
+                if not row["inherited"]:
+                    own.add((t.oid, col.name))
                 col.null_frac = row["null_frac"]
                 col.n_distinct = row["n_distinct"]
                 values, freqs = row["common_values"] or [], row["common_freqs"] or []
                 col.common = dict(zip(values, freqs, strict=False))
                 col.histogram = list(row["histogram"] or [])
-        for t in by_oid.values():
-            t.statistics_read = True
+            oids = {t.oid: t for t in chunk}
+            for row in cur.execute(queries.load("understand/get_live_rows"), {"oids": list(oids)}):
+                t = oids[row["oid"]]
+                t.live_rows = row["live_rows"] or t.live_rows
+    for t in todo:
+        t.statistics_read = True
 
 
 # --- what CHECK constraints and partial index predicates say of a column's values -------

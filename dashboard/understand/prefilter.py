@@ -4,26 +4,22 @@ thousand tables, discovery reads the constraints, statistics and rows of a few."
 from __future__ import annotations
 
 from dashboard.understand import words
-from dashboard.understand.columns import BOOLEAN_TRUE
 from dashboard.understand.facts import TableFacts
 from dashboard.understand.statements import Seen
 
 CLAIM_CONCEPTS = ("started_at", "lease_until", "heartbeat", "worker")
-_BOOLEANS = set().union(*BOOLEAN_TRUE.values())
 
 
 def worth_reading(facts: TableFacts) -> bool:
-    """A state-like column, or a claim-like one: read its catalog more closely."""
-    concepts: set[str] = set()
+    """A column a claim would set (a claim time, a lease, a heartbeat, a worker), by its
+    name: read the table's catalog more closely. A state column alone does not make a
+    queue (orders, users, payments have one); a table whose claim statement the server
+    shows is read whatever its columns are called (see `tables`)."""
     for name, col in facts.columns.items():
-        named = words.column_concept(name)
-        if col.is_enum or ("state" in named and not col.is_time):
-            return True
-        if col.is_bool and words.normalise(name).removeprefix("is_") in _BOOLEANS:
-            return True
-        if col.is_time or col.is_text or col.is_integer:
-            concepts.update(named)
-    return bool(concepts & set(CLAIM_CONCEPTS))
+        if col.is_time or col.is_text or col.is_integer or col.is_bool:
+            if set(words.column_concept(name)) & set(CLAIM_CONCEPTS):
+                return True
+    return False
 
 
 def worth_sampling(columns: dict[str, str], state: str | None, seen: Seen) -> bool:

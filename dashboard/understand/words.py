@@ -7,6 +7,7 @@ teams name things; matched on the lowercased name split at `_`, `-`, spaces and 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # role -> words a state value may be (whole value, after normalising case and separators)
@@ -137,6 +138,8 @@ COLUMN_WORDS: dict[str, tuple[str, ...]] = {
         "reservada_em",
         "reservado_em",
         "tomado",
+        "pego",
+        "pega",
         "comenzado",
         "commence",
         "begonnen",
@@ -175,6 +178,12 @@ COLUMN_WORDS: dict[str, tuple[str, ...]] = {
         "consumer",
         "node",
         "host",
+        "pego_por",
+        "pega_por",
+        "tomado_por",
+        "reservado_por",
+        "reservada_por",
+        "executado_por",
         "trabalhador",
         "trabajador",
         "processo",
@@ -278,7 +287,8 @@ def role_of_word(value: str) -> str | None:
     return None
 
 
-def column_concept(name: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)  # the same names recur across thousands of tables
+def column_concept(name: str) -> tuple[str, ...]:
     """The concepts a column's name suggests, most telling first (`locked_at`: started_at;
     `locked_until`: lease_until, its whole name, before started_at, a part of it)."""
     norm = normalise(name)
@@ -292,4 +302,4 @@ def column_concept(name: str) -> list[str]:
             if norm.startswith(word + "_") or ("_" not in word and word in parts):
                 found.append((1, rank, concept))
                 break
-    return [c for _, _, c in sorted(found)]
+    return tuple(c for _, _, c in sorted(found))

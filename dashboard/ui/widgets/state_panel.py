@@ -210,7 +210,13 @@ class StatePanel(Widget):
                 extra.append(
                     (
                         clip(
-                            HOLDER_ROW.format("", h.pid, h.rows, h.role, safe(h.application_name)),
+                            HOLDER_ROW.format(
+                                "",
+                                safe(h.pid),
+                                safe(h.rows),
+                                safe(h.role),
+                                safe(h.application_name),
+                            ),
                             width,
                         ),
                         "",
