@@ -98,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out", required=True, metavar="FILE", type=recording_path, help="the recording"
     )
     add_retention_options(p)
+    add_redact_option(p)
     p.add_argument(
         "--audit-file",
         metavar="PATH",
@@ -126,6 +127,7 @@ def open_recorder(args: argparse.Namespace, dsn: str, spec, out: str, audit_file
         retain_s=args.retain,
         max_bytes=args.max_size,
         version=installed_version(),
+        redact_queries=getattr(args, "redact_queries", False),
     )
     follower = AuditFollower(dsn, audit_file, datetime.now(timezone.utc))
     return Recorder(writer, follower)
@@ -194,6 +196,16 @@ def add_record_flag(parser: argparse.ArgumentParser) -> None:
         help="record every snapshot the dashboard takes to FILE (as queuetop record does)",
     )
     add_retention_options(group)
+    add_redact_option(group)
+
+
+def add_redact_option(parser) -> None:
+    parser.add_argument(
+        "--redact-queries",
+        action="store_true",
+        help="replace the literals in recorded query text by ? (as pg_stat_statements "
+        "does), so that a recording can be shared without the secrets statements carry",
+    )
 
 
 def watch_recorder(args: argparse.Namespace, target, spec):

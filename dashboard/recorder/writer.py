@@ -12,8 +12,9 @@ from pathlib import Path
 from dashboard.audit.trail import AuditRecord
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, Snapshot
-from dashboard.recorder import codec, store
+from dashboard.recorder import codec, own_file, store
 from dashboard.recorder.frames import FrameEncoder
+from dashboard.recorder.redacted import without_literals
 
 # Size retention frees down to this share of --max-size, so that it does not run each frame.
 SIZE_HEADROOM = 0.9
@@ -50,8 +51,10 @@ class RecordingWriter:
         max_bytes: int | None = None,
         keyframe_every: int = store.KEYFRAME_EVERY,
         version: str = "",
+        redact_queries: bool = False,
     ):
         self.path = Path(path)
+        self.redact_queries = redact_queries  # literals of query text replaced by ?
         self.retain_s = retain_s
         self.max_bytes = max_bytes
         self.keyframe_every = keyframe_every
@@ -70,7 +73,7 @@ class RecordingWriter:
             raise UserError(f"--out {self.path} is a directory: give a file name")
         if not self.path.parent.is_dir():
             raise UserError(f"no directory {self.path.parent} for --out {self.path}: create it")
-        existed = self.path.exists() and self.path.stat().st_size > 0
+        existed = own_file.prepare(self.path)  # ours to extend, or new and 0600
         conn = store.connect(self.path, write=True)
         try:
             if existed:
@@ -109,6 +112,8 @@ class RecordingWriter:
         """One frame, committed on its own; (kind, bytes of data)."""
         clock = time.thread_time
         started = clock()
+        if self.redact_queries:
+            snap = without_literals(snap)
         try:
             patch = self._encoder.encode(snap)
             encoded = clock()

@@ -1,0 +1,94 @@
+"""The file a recording is written to: ours, private, and never someone else's.
+
+A recording holds other sessions' query text, so it is created 0600 (SQLite gives its
+-wal and -shm files the database file's mode). `--out` never writes through what is
+already at the path unless it is a recording queuetop wrote for this user: a symbolic
+link (dangling or not) is refused, and so is a file another user owns, one others may
+write, an empty one (planted in a shared directory), or one whose schema holds anything a
+recording does not (a trigger would run on every frame written; a view is no table).
+A new file is created with O_EXCL and O_NOFOLLOW, so nothing can be slipped in between
+the look and the creation.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+from dashboard.errors import UserError
+
+# what a recording's schema holds (store.SCHEMA), and SQLite's indexes of its keys
+TABLES = {"meta", "frames", "audit"}
+INDEXES = {"frames_at", "audit_at"}
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _refuse(path: Path, why: str) -> UserError:
+    return UserError(
+        f"--out {path} {why}: queuetop writes a recording only to a new file or to one it "
+        "wrote for you; give another path"
+    )
+
+
+def _check_owned(path: Path, st: os.stat_result, what: str = "") -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse(path, f"{what}is a symbolic link")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, f"{what}is not a regular file")
+    if st.st_uid != os.geteuid():
+        raise _refuse(path, f"{what}belongs to another user (uid {st.st_uid})")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise _refuse(path, f"{what}may be written by other users (mode {st.st_mode & 0o777:o})")
+
+
+def _check_schema(path: Path) -> None:
+    """Only a recording's own tables and indexes: no trigger, no view, nothing else."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _refuse(path, f"is not a queuetop recording ({exc})") from None
+    foreign = [
+        f"{kind} {name}"
+        for kind, name in rows
+        if not (
+            (kind == "table" and name in TABLES)
+            or (kind == "index" and (name in INDEXES or str(name).startswith("sqlite_autoindex_")))
+        )
+    ]
+    if foreign:
+        raise _refuse(path, f"holds what no queuetop recording does ({', '.join(foreign[:3])})")
+    if not TABLES <= {name for kind, name in rows if kind == "table"}:
+        raise _refuse(path, "is not a queuetop recording (its tables are missing)")
+
+
+def prepare(path: Path) -> bool:
+    """Make `path` safe to open for writing: True when it is a recording of ours to extend,
+    False when it was just created (empty, 0600); a UserError otherwise."""
+    for suffix in SIDE_FILES:
+        side = Path(f"{path}{suffix}")
+        try:
+            _check_owned(side, os.lstat(side), f"has a {suffix} file that ")
+        except FileNotFoundError:
+            pass
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            raise _refuse(path, "appeared while queuetop was creating it") from None
+        except OSError as exc:
+            raise UserError(f"cannot create recording {path}: {exc.strerror}") from None
+        os.close(fd)
+        return False
+    _check_owned(path, st)
+    if st.st_size == 0:
+        raise _refuse(path, "exists and is empty (no recording queuetop wrote)")
+    _check_schema(path)
+    return True
