@@ -215,3 +215,68 @@ def test_since_takes_a_duration_or_a_timestamp_with_its_zone():
     )
     with pytest.raises(UserError):
         parse_since("2026-01-15 09:00:00", now)  # which zone? refused, not guessed
+
+
+def _hostile_lines(now: datetime) -> list[str]:
+    """Lines an audit file may hold that no action wrote: each must be skipped and counted."""
+    at = now.isoformat()
+    base = {"action_id": "h", "at": at, "action": "requeue", "target": "1", "outcome": "changed"}
+    return [
+        "[" * 200_000 + "]" * 200_000,  # nested past any recursion limit
+        json.dumps({**base, "reason": {"an": "object"}}),
+        json.dumps({**base, "target": ["a", "list"]}),
+        json.dumps({**base, "at": 12345}),
+        json.dumps({**base, "detail": "not an object"}),
+        json.dumps(
+            {
+                **base,
+                "detail": {
+                    "x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]
+                },
+            }
+        ),
+        json.dumps({**base, "action_id": True}),
+        json.dumps(["a", "list"]),
+    ]
+
+
+def test_hostile_lines_are_skipped_and_counted_never_a_crash(capsys, tmp_path):
+    audit_file = tmp_path / "audit.jsonl"
+    now = datetime.now(timezone.utc)
+    good = {"action_id": "g", "at": now.isoformat(), "action": "requeue", "target": "42",
+            "outcome": "changed", "reason": "fine"}  # fmt: skip
+    hostile = _hostile_lines(now)
+    audit_file.write_text("\n".join([json.dumps(good), *hostile]) + "\n")
+    code, out, err = _run(capsys, "audit", "--json", "--audit-file", str(audit_file))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["target"] for r in doc["records"]] == ["42"]
+    assert doc["unreadable_lines"] == len(hostile)
+    code, out, err = _run(capsys, "audit", "--audit-file", str(audit_file))
+    assert code == 0 and f"{len(hostile)} line(s) of" in out and "Traceback" not in err
+
+
+def test_record_goes_on_past_hostile_audit_lines(dsn, demo, tmp_path):
+    import subprocess
+    import sys
+
+    from dashboard.recorder import Recording
+
+    audit_file = tmp_path / "audit.jsonl"
+    now = datetime.now(timezone.utc)
+    good = {"action_id": "g", "at": now.isoformat(), "action": "requeue", "target": "42",
+            "outcome": "changed", "reason": "fine"}  # fmt: skip
+    audit_file.write_text("\n".join([*_hostile_lines(now), json.dumps(good)]) + "\n")
+    out = tmp_path / "r.qtr"
+    done = subprocess.run(
+        [sys.executable, "-m", "dashboard", "record", "--dsn", dsn, "--out", str(out),
+         "--frames", "3", "--interval", "0.2", "--audit-file", str(audit_file)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    recording = Recording(out)
+    b = recording.bounds()
+    assert b.frames == 3
+    assert [r.target for r in recording.audit()] == ["42"]
+    recording.close()

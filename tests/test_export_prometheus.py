@@ -306,3 +306,60 @@ def test_readme_alert_rules_fire_when_they_say(tmp_path):
         timeout=60,
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+# Group names that collided with each other or with the capped remainder's `(other)`.
+CLASHING = {"(other)": 7, "a\nb": 6, "a\\nb": 5, "\\(other)": 4}
+
+
+def test_no_two_series_share_labels_and_the_groups_sum_to_the_total(
+    dsn, connect, prometheus_binary, tmp_path
+):
+    conn = connect(autocommit=True)
+    conn.execute(
+        "CREATE TABLE public.grouped (id bigserial PRIMARY KEY, status text NOT NULL, "
+        "queue text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())"
+    )
+    for name, jobs in CLASHING.items():
+        conn.execute(
+            "INSERT INTO public.grouped (status, queue) "
+            "SELECT 'ready', %s FROM generate_series(1, %s)",
+            (name, jobs),
+        )
+    conn.execute(  # 40 quiet groups of one job: beyond the cap, summed into (other)
+        "INSERT INTO public.grouped (status, queue) "
+        "SELECT 'ready', 'quiet-' || g FROM generate_series(1, 40) g"
+    )
+    total = sum(CLASHING.values()) + 40
+    spec = tmp_path / "q.toml"
+    spec.write_text(
+        '[queue]\ntable = "public.grouped"\nid = "id"\nstatus = "status"\n'
+        'created_at = "created_at"\ngroup = "queue"\n[queue.states]\nready = ["ready"]\n'
+        'running = ["running"]\ndone = ["done"]\n'
+    )
+    export = ExportProcess(dsn, tmp_path / "export", "--queue", str(spec), "--max-groups", "8")
+    prom = None
+    try:
+        # what the exporter serves: no label set twice in a family
+        from prometheus_client.parser import text_string_to_metric_families
+
+        text = wait_until(
+            lambda: (t := export.scrape()) and "queuetop_group_jobs" in t and t, timeout=60
+        )
+        for family in text_string_to_metric_families(text):
+            keys = [(s.name, tuple(sorted(s.labels.items()))) for s in family.samples]
+            assert len(keys) == len(set(keys)), family.name
+        prom = Prometheus(prometheus_binary, export.port, tmp_path / "prometheus")
+        wait_until(
+            lambda: prom.query('queuetop_group_jobs{job="queuetop"}'), timeout=60, interval=0.5
+        )
+        series = prom.query('queuetop_group_jobs{job="queuetop",role="ready"}')
+        names = [m["queue"] for m, _ in series]
+        assert len(names) == len(set(names)) == 8  # seven groups and the remainder
+        assert "(other)" in names and "\\(other)" in names  # the group named (other), apart
+        assert prom.value('sum(queuetop_group_jobs{job="queuetop",role="ready"})') == total
+        assert prom.value('queuetop_jobs{job="queuetop",role="ready"}') == total
+    finally:
+        if prom is not None:
+            prom.stop()
+        export.stop()

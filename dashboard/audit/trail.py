@@ -177,10 +177,50 @@ def _parse_at(text: Any) -> datetime | None:
     return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
+MAX_LINE = 1_000_000  # bytes: an audit line is a few hundred; a longer one is no record
+MAX_DEPTH = 32  # nesting of a record's detail: queuetop writes two levels
+TEXT_FIELDS = ("reason", "db_user", "os_user", "queue_table", "to_state")
+OBJECT_FIELDS = {"from_state": (dict, str), "detail": (dict,)}  # or null
+
+
+def _shallow(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests no deeper than `limit` (walked without recursion)."""
+    todo = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            todo.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            todo.extend((v, depth + 1) for v in item)
+    return True
+
+
+def _well_formed(line: Any) -> bool:
+    """A JSON object with the fields of a record or an outcome line, of their types."""
+    if not isinstance(line, dict) or not isinstance(line.get("at"), str):
+        return False
+    if not isinstance(line.get("action_id"), (str, int)) or isinstance(line["action_id"], bool):
+        return False
+    for key in ("action", "target", "outcome", *TEXT_FIELDS):
+        if key in line and not (line[key] is None or isinstance(line[key], str)):
+            return False
+    for key, kinds in OBJECT_FIELDS.items():
+        value = line.get(key)
+        if value is not None and not (isinstance(value, kinds) and _shallow(value)):
+            return False
+    return True
+
+
 def read_file(
     path: str | Path, since: datetime | None = None, limit: int = DEFAULT_LIMIT
 ) -> AuditPage:
-    """The latest records of a JSON-lines audit file, each joined with its outcome line."""
+    """The latest records of a JSON-lines audit file, each joined with its outcome line.
+
+    Any file may be given: a line that is not a well-formed record (not JSON, nested deeper
+    than a record is, a field of the wrong type, longer than any record) is skipped and
+    counted, never a crash."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"no audit file {path}: pass the --audit-file the actions were given")
@@ -192,10 +232,14 @@ def read_file(
             if not raw.strip():
                 continue
             try:
+                if len(raw) > MAX_LINE:
+                    raise ValueError("too long")
                 line = json.loads(raw)
+                if not _well_formed(line):
+                    raise ValueError("not a record")
                 at = _parse_at(line["at"])
                 action_id = str(line["action_id"])
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 unreadable += 1
                 continue
             if at is None:

@@ -49,12 +49,26 @@ def _gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> GaugeMetricFami
     return GaugeMetricFamily(f"{PREFIX}_{name}", doc, labels=list(labels))
 
 
+class Verbatim(str):
+    """A label value of queuetop's own (the capped remainder's), not from the database."""
+
+
+def label_value(text: str) -> str:
+    """A label value from the database (a group's name, the table's): its backslashes
+    doubled, then its control characters escaped (a newline as `\\n`), so that a scrape
+    shown in a terminal cannot drive it and two names never share one label value (a
+    newline and a literal backslash-n stay apart); one starting with `(` gets a backslash
+    before it, so that no name can be the remainder's OTHER_GROUP (`(other)`)."""
+    if isinstance(text, Verbatim):
+        return text
+    shown = escape_controls(text.replace("\\", "\\\\"))
+    return "\\" + shown if shown.startswith("(") else shown
+
+
 def safe_labels(metric: Metric) -> Metric:
-    """Label values come from the database (a group's name, the table's): their control
-    characters escaped, so that a scrape shown in a terminal cannot drive it."""
+    """Every label value through label_value."""
     metric.samples = [
-        s._replace(labels={k: escape_controls(v) for k, v in s.labels.items()})
-        for s in metric.samples
+        s._replace(labels={k: label_value(v) for k, v in s.labels.items()}) for s in metric.samples
     ]
     return metric
 
@@ -70,7 +84,7 @@ def capped_groups(groups: Sequence[GroupStats], limit: int) -> list[GroupStats]:
     kept, rest = ranked[: max(limit - 1, 0)], ranked[max(limit - 1, 0) :]
     ages = [g.oldest_ready_age_s for g in rest if g.oldest_ready_age_s is not None]
     other = GroupStats(
-        name=OTHER_GROUP,
+        name=Verbatim(OTHER_GROUP),  # no group's name can be this label (label_value)
         ready=sum(g.ready for g in rest),
         scheduled=sum(g.scheduled for g in rest),
         running=sum(g.running for g in rest),
