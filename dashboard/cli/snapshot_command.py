@@ -22,6 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument(
+        "--all-groups",
+        action="store_true",
+        help="list every group (the text lists the 50 busiest; --json always has all)",
+    )
+    p.add_argument(
         "--exact",
         action="store_true",
         help="count every state exactly, however large the table (finished states "
@@ -56,7 +61,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
         data["understood"] = report.understood_dict(spec.understood)
         print(json.dumps(data, indent=2))
     else:
-        print(printable(report.snapshot_text(snap)))
+        print(printable(report.snapshot_text(snap, all_groups=args.all_groups)))
         if spec.understood is not None:
             print()
             print(printable("\n".join(report.understood_text(spec.understood))))

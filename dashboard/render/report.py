@@ -109,11 +109,20 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
 
 
+MAX_CELL = 80  # a cell's characters: one 10 KB group name must not pad every line to it
+GROUPS_SHOWN = 50  # the busiest groups listed; --all-groups lists them all
+
+
+def _cell(text: str) -> str:
+    """A cell: the database's text on its one line, escaped, cut (marked) at MAX_CELL."""
+    shown = escape_controls(text)
+    return shown if len(shown) <= MAX_CELL else shown[: MAX_CELL - 1] + "…"
+
+
 def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
     if not rows:
         return [f"{title}: none"]
-    # cells hold the database's text (names, queries, groups): each on its one line, escaped
-    rows = [[escape_controls(cell) for cell in row] for row in rows]
+    rows = [[_cell(cell) for cell in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return [f"{title} ({len(rows)})", "  " + fmt.format(*header)] + [
@@ -121,8 +130,19 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def snapshot_text(snap: Snapshot) -> str:
-    """A readable multi-section report of one snapshot."""
+def busiest_groups(groups, limit: int | None):
+    """The `limit` busiest groups (active jobs, then stale leases), and how many are left."""
+    if limit is None or len(groups) <= limit:
+        return list(groups), 0
+    ranked = sorted(
+        groups, key=lambda g: (-(g.ready + g.scheduled + g.running), -g.stale_leases, g.name)
+    )
+    return ranked[:limit], len(groups) - limit
+
+
+def snapshot_text(snap: Snapshot, all_groups: bool = False) -> str:
+    """A readable multi-section report of one snapshot (the busiest GROUPS_SHOWN groups
+    unless `all_groups`)."""
     out = [
         escape_controls(
             f"queue {snap.queue} on {snap.server.database} ({snap.server.address}, "
@@ -170,6 +190,7 @@ def snapshot_text(snap: Snapshot) -> str:
             out.append(f"  {section.name}: {old}: {escape_controls(section.error)}")
     out.append("")
     if snap.groups:
+        shown, rest = busiest_groups(snap.groups, None if all_groups else GROUPS_SHOWN)
         out += _table(
             "groups",
             ["group", "ready", "scheduled", "running", "locked", "oldest ready", "stale"],
@@ -183,9 +204,12 @@ def snapshot_text(snap: Snapshot) -> str:
                     age(g.oldest_ready_age_s),
                     str(g.stale_leases),
                 ]
-                for g in snap.groups
+                for g in shown
             ],
         )
+        if rest:
+            out[-len(shown) - 2] = f"groups ({len(snap.groups)}, the {len(shown)} busiest shown)"
+            out.append(f"  … and {rest} more groups (--all-groups lists them)")
     out += _table(
         "row-lock holders",
         ["pid", "role", "rows", "mode", "jobs", "application"],
