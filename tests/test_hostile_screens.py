@@ -201,7 +201,7 @@ def test_the_replay_of_a_hostile_recording(hostile, tmp_path, capsys):
     try:
         asyncio.run(go())
     finally:
-        app.replay.recording.close()
+        app.replay.close()
 
 
 def test_the_overview_of_queues_with_hostile_names(dsn, connect, capsys):

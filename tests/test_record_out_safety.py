@@ -89,7 +89,7 @@ def test_a_recording_with_a_trigger_is_refused_and_unchanged(tmp_path):
             "INSERT INTO stolen SELECT data FROM frames; DELETE FROM frames; END"
         )
     before = digest(path)
-    with pytest.raises(UserError, match="holds what no queuetop recording does"):
+    with pytest.raises(UserError, match="it holds what no recording does: table stolen"):
         RecordingWriter(path, demo_spec(), 1.0)
     assert digest(path) == before
     with sqlite3.connect(path) as conn:

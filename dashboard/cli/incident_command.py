@@ -45,7 +45,10 @@ def run_incident(args: argparse.Namespace) -> int:
     try:
         bounds = recording.bounds()
         if bounds is None:
-            raise UserError(f"{args.file} holds no frame yet: record for a while first")
+            raise UserError(
+                f"{args.file} holds no frame yet: record for a while first"
+                + "".join(f" ({note})" for note in recording.notes)
+            )
         since = (
             parse_when(args.since, bounds.first_at, bounds.last_at, "--since")
             if (args.since)

@@ -40,7 +40,10 @@ def replay_app(args: argparse.Namespace):
     try:
         bounds = recording.bounds()
         if bounds is None:
-            raise UserError(f"{args.file} holds no frame yet: record for a while first")
+            raise UserError(
+                f"{args.file} holds no frame yet: record for a while first"
+                + "".join(f" ({note})" for note in recording.notes)
+            )
         at = parse_when(args.at, bounds.first_at, bounds.last_at, "--at") if args.at else None
         spec = recording.spec()
     except BaseException:
@@ -66,4 +69,4 @@ def run_replay(args: argparse.Namespace) -> int:
     try:
         return run_app(app)
     finally:
-        app.replay.recording.close()
+        app.replay.close()

@@ -26,6 +26,8 @@ import difflib
 import math
 from typing import Any
 
+from dashboard.recorder import limits
+
 SAME = None  # diff() of equal trees: no patch
 
 
@@ -133,7 +135,7 @@ def apply(old: Any, patch: dict | None) -> Any:
                 new_list.append(apply(old[op[1]], op[2]))
             else:
                 new_list.extend(old[op[1] : op[1] + op[0]])
-        return new_list
+        return limits.list_length(new_list)  # a file's patches may double a list
     if "$p" in patch:
         row = list(old)
         for place, value in patch["$p"]:

@@ -18,10 +18,8 @@ import stat
 from pathlib import Path
 
 from dashboard.errors import UserError
+from dashboard.recorder import store
 
-# what a recording's schema holds (store.SCHEMA), and SQLite's indexes of its keys
-TABLES = {"meta", "frames", "audit"}
-INDEXES = {"frames_at", "audit_at"}
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
@@ -48,23 +46,13 @@ def _check_schema(path: Path) -> None:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+            problem = store.schema_problem(conn)
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise _refuse(path, f"is not a queuetop recording ({exc})") from None
-    foreign = [
-        f"{kind} {name}"
-        for kind, name in rows
-        if not (
-            (kind == "table" and name in TABLES)
-            or (kind == "index" and (name in INDEXES or str(name).startswith("sqlite_autoindex_")))
-        )
-    ]
-    if foreign:
-        raise _refuse(path, f"holds what no queuetop recording does ({', '.join(foreign[:3])})")
-    if not TABLES <= {name for kind, name in rows if kind == "table"}:
-        raise _refuse(path, "is not a queuetop recording (its tables are missing)")
+    if problem:
+        raise _refuse(path, f"is not a recording queuetop wrote ({problem})")
 
 
 def prepare(path: Path) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from dashboard.audit.trail import AuditRecord
 from dashboard.errors import UserError
 from dashboard.models import QueueSpec, Snapshot
-from dashboard.recorder import codec, store
+from dashboard.recorder import codec, conform, limits, store
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,24 @@ class Recording:
             self.conn.close()
             raise
         self.chain = store.FrameChain(self.conn)
-        self.interval = float(self.meta.get("interval", "1"))
+        self.notes: list[str] = []  # what of the file could not be read, in words
+        self.interval = self._interval()
+        skipped = self.conn.execute(
+            "SELECT (SELECT count(*) FROM main.frames) - (SELECT count(*) FROM frames)"
+        ).fetchone()[0]
+        if skipped:
+            self.notes.append(f"{skipped} frame(s) without a valid time or kind are skipped")
+
+    def _interval(self) -> float:
+        text = self.meta.get("interval", "1")
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0.01 <= value <= 86_400:  # NaN too
+            self.notes.append(f"its interval {text[:40]!r} is not a number of seconds; 1 s taken")
+            return 1.0
+        return value
 
     @property
     def queue(self) -> str:
@@ -56,11 +73,13 @@ class Recording:
     def spec(self) -> QueueSpec | None:
         """The queue spec it was recorded with (read as this release's QueueSpec)."""
         text = self.meta.get("spec")
-        return (
-            codec.from_tree(codec.loads(text.encode("utf-8", "surrogatepass")), QueueSpec)
-            if (text)
-            else None
-        )
+        if not text:
+            return None
+        try:
+            tree = limits.check(codec.loads(text.encode("utf-8", "surrogatepass")))
+            return codec.from_tree(tree, QueueSpec)
+        except (*store.UNREADABLE, KeyError):
+            return None  # the dashboard then shows what the frames hold, without the spec
 
     def close(self) -> None:
         self.conn.close()
@@ -124,7 +143,7 @@ class Recording:
     def snapshot(self, frame_id: int) -> Snapshot:
         """The snapshot of one frame (KeyError if the file has no such frame)."""
         try:
-            return codec.from_tree(store.named(self.chain.tree(frame_id)), Snapshot)
+            return _read(self.chain.tree(frame_id))
         except store.UNREADABLE as exc:
             raise UserError(f"{self.path}: frame {frame_id} cannot be read ({exc})") from exc
 
@@ -133,10 +152,10 @@ class Recording:
         last), rebuilt in one pass over their rows."""
         try:
             start = self.chain.tree(first_id)
-            yield codec.from_tree(store.named(start), Snapshot)
+            yield _read(start)
             for n, (fid, tree) in enumerate(self.chain.trees(first_id + 1, last_id, start), 1):
                 if n % every == 0 or fid == last_id:
-                    yield codec.from_tree(store.named(tree), Snapshot)
+                    yield _read(tree)
         except KeyError:
             return
         except store.UNREADABLE as exc:
@@ -161,4 +180,17 @@ class Recording:
             rows = []
         finally:
             conn.close()
-        return [codec.from_tree(store.unpack(r[0]), AuditRecord) for r in rows]
+        records = []
+        for (data,) in rows:  # a damaged record is left out, never the trail
+            try:
+                record = codec.from_tree(limits.check(store.unpack(data)), AuditRecord)
+                if conform.audit_record(record) is None:
+                    records.append(record)
+            except store.UNREADABLE:
+                continue
+        return records
+
+
+def _read(tree) -> Snapshot:
+    """A frame's tree as a Snapshot held to its types (ValueError where it is not)."""
+    return conform.snapshot(codec.from_tree(store.named(tree), Snapshot))

@@ -17,12 +17,13 @@ A full frame comes every KEYFRAME_EVERY frames, so a seek reads at most that man
 from __future__ import annotations
 
 import sqlite3
+import typing
 import zlib
 from pathlib import Path
 from typing import Any
 
 from dashboard.errors import UserError
-from dashboard.recorder import codec, delta
+from dashboard.recorder import codec, delta, limits
 
 FORMAT = 3  # the layout of the tables and of a frame's data; a reader refuses a newer one
 FULL, DELTA = 0, 1
@@ -36,7 +37,36 @@ FRAME_ZLIB_LEVEL = 1  # a frame as it is written: most of level 6's gain, for le
 RAW_UP_TO = 1024
 # what reading a damaged frame raises (cut data, a copy gone wrong, bytes flipped, a patch
 # that does not fit the frame before it: a recording may come from anyone)
-UNREADABLE = (sqlite3.DatabaseError, ValueError, zlib.error, TypeError, IndexError, AttributeError)
+UNREADABLE = (
+    sqlite3.DatabaseError,
+    ValueError,
+    zlib.error,
+    TypeError,
+    IndexError,
+    AttributeError,
+    RecursionError,
+    OverflowError,
+)
+# what a recording's schema holds (SCHEMA), and SQLite's indexes of its keys
+TABLES = {"meta", "frames", "audit"}
+INDEXES = {"frames_at", "audit_at"}
+COLUMNS = {
+    "meta": {"key", "value"},
+    "frames": {"id", "at", "kind", "data"},
+    "audit": {"key", "at", "data"},
+}
+# A reader sees only the rows it can use: a frame or an audit record with a time that is a
+# number of this era's seconds, a kind it knows, data that is a blob or text (temporary
+# views of the same names shadow the file's tables on the reader's connection).
+VALID_AT = "typeof(at) IN ('integer', 'real') AND at BETWEEN 0 AND 1e11"
+READER_VIEWS = (
+    "CREATE TEMP VIEW frames AS SELECT id, at, kind, data FROM main.frames "
+    f"WHERE typeof(id) = 'integer' AND {VALID_AT} AND kind IN (0, 1) "
+    "AND typeof(data) IN ('blob', 'text')",
+    "CREATE TEMP VIEW audit AS SELECT key, at, data FROM main.audit "
+    f"WHERE {VALID_AT} AND typeof(data) IN ('blob', 'text')",
+)
+MAX_META = 4_000_000  # characters of one meta value (a spec is a few KB)
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -65,7 +95,25 @@ def squeeze(text: bytes) -> bytes:
 
 
 def unpack(data: bytes) -> Any:
-    return codec.loads(data if data[:1] == b"{" else zlib.decompress(data))
+    """A frame's or an audit record's tree, decompressed to limits.MAX_FRAME_BYTES at most
+    (a file's data may be a zlib bomb); ValueError beyond it."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if not isinstance(data, bytes):
+        raise ValueError(f"data of type {type(data).__name__}")
+    if data[:1] == b"{":
+        text = data
+    else:
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(data, limits.MAX_FRAME_BYTES)
+        if inflate.unconsumed_tail:
+            raise ValueError(f"larger than {limits.MAX_FRAME_BYTES // 2**20} MB decompressed")
+    if len(text) > limits.MAX_FRAME_BYTES:
+        raise ValueError(f"larger than {limits.MAX_FRAME_BYTES // 2**20} MB")
+    try:
+        return codec.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep to read") from None
 
 
 def named(frame: Any) -> Any:
@@ -102,15 +150,63 @@ def connect(path: str | Path, *, write: bool) -> sqlite3.Connection:
             uri = f"{path.resolve().as_uri()}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
+        if not write:
+            try:
+                problem = schema_problem(conn)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise UserError(
+                    f"{path} is not a queuetop recording ({exc}); give a file "
+                    "`queuetop record` wrote"
+                ) from exc
+            if problem:
+                conn.close()
+                raise UserError(
+                    f"{path} is not a recording queuetop can read ({problem}); "
+                    "give a file `queuetop record` wrote"
+                )
+            tables = {r[0] for r in conn.execute("SELECT name FROM main.sqlite_master")}
+            for name, view in zip(("frames", "audit"), READER_VIEWS, strict=True):
+                if name in tables:  # a file from before any audit record has no audit table
+                    conn.execute(view)
         return conn
     except sqlite3.Error as exc:
         raise UserError(f"cannot open recording {path}: {exc}") from exc
 
 
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """What in the file's schema no recording holds (a view, a trigger, another table, a
+    column missing), or None. A view named `frames` could compute rows without end."""
+    rows = conn.execute("SELECT type, name FROM main.sqlite_master").fetchall()
+    foreign = [
+        f"{kind} {name}"
+        for kind, name in rows
+        if not (
+            (kind == "table" and name in TABLES)
+            or (kind == "index" and (name in INDEXES or str(name).startswith("sqlite_autoindex_")))
+        )
+    ]
+    if foreign:
+        return f"it holds what no recording does: {', '.join(foreign[:3])}"
+    tables = {name for kind, name in rows if kind == "table"}
+    for table in ("meta", "frames"):
+        if table not in tables:
+            return f"no table {table}"
+    for table in tables:
+        have = {r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")')}
+        if not COLUMNS[table] <= have:
+            return f"table {table} lacks {', '.join(sorted(COLUMNS[table] - have))}"
+    return None
+
+
 def read_meta(conn: sqlite3.Connection, path: str | Path) -> dict[str, str]:
     """The recording's meta table; one clear line when the file is not a recording."""
     try:
-        rows = conn.execute("SELECT key, value FROM meta").fetchall()
+        rows = conn.execute(
+            "SELECT key, value FROM meta WHERE typeof(key) = 'text' AND typeof(value) = 'text' "
+            "AND length(value) <= ? LIMIT 1000",
+            (MAX_META,),
+        ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise UserError(
             f"{path} is not a queuetop recording ({exc}); give a file `queuetop record` wrote"
@@ -150,12 +246,28 @@ class FrameChain:
             first, before = last[0] + 1, last[1]  # on the way: go on from the cached tree
         elif key is not None:
             first, before = key, None
+            if frame_id - key > limits.MAX_CHAIN:  # ids may skip: count the rows between
+                chain = self.conn.execute(
+                    "SELECT count(*) FROM frames WHERE id > ? AND id <= ?", (key, frame_id)
+                ).fetchone()[0]
+                if chain > limits.MAX_CHAIN:
+                    raise ValueError(
+                        f"{chain} deltas after its full frame (a recording has at most "
+                        f"{limits.MAX_CHAIN})"
+                    )
         else:
-            raise KeyError(frame_id)
+            self._missing(frame_id)
         tree = None
         for fid, tree in self.trees(first, frame_id, before):
             if fid == frame_id:
                 return tree
+        self._missing(frame_id)
+
+    def _missing(self, frame_id: int) -> typing.NoReturn:
+        """KeyError where there is no such frame (retention dropped it); ValueError where
+        the frame is there but no full frame before it is (a file cut or edited)."""
+        if self.conn.execute("SELECT 1 FROM frames WHERE id = ?", (frame_id,)).fetchone():
+            raise ValueError("no full frame before it to rebuild it from")
         raise KeyError(frame_id)
 
     def trees(self, first: int, last: int, before: Any = None):
@@ -168,12 +280,15 @@ class FrameChain:
         for fid, kind, data in rows:
             if kind not in (FULL, DELTA):
                 raise ValueError(f"frame {fid} is of kind {kind}, newer than this queuetop reads")
-            body = unpack(data)
-            if kind == FULL:
-                tree = body
-            elif tree is None:  # a delta with nothing before it: its chain was cut
-                continue
-            else:
-                tree = delta.apply(tree, body)
+            try:
+                body = limits.check(unpack(data))
+                if kind == FULL:
+                    tree = body
+                elif tree is None:  # a delta with nothing before it: its chain was cut
+                    continue
+                else:
+                    tree = limits.check(delta.apply(tree, body))
+            except UNREADABLE as exc:
+                raise ValueError(f"frame {fid}: {exc}") from exc
             self._last = (fid, tree)
             yield fid, tree

@@ -10,7 +10,9 @@ jumps, never gets a frame out of order.
 from __future__ import annotations
 
 import math
+import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any
@@ -30,6 +32,18 @@ SPEEDS = (1, 10, 60)
 TICK_S = 0.1
 NOTIFY_AUDIT = 3
 REBUILD_BUDGET_S = 0.3  # audit records passed while moving forward: the first few are notified
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the reading thread hands back: a frame and its place, or why not."""
+
+    snap: Any = None
+    at: float = 0.0
+    history: list[Any] | None = None  # the plots' frames up to it, when rebuilt
+    place: tuple[int, int] = (0, 0)  # (its place, frames in all)
+    gone: bool = False  # no such frame any more (retention)
+    error: str | None = None
 
 
 def local(at: float) -> str:
@@ -52,6 +66,8 @@ class ReplayDriver:
         self._clock: tuple[float, float] | None = None  # (monotonic, recording time) of play
         self._position = (0, 0)  # (this frame's place, frames in all) for the header
         self._note = ""
+        self._reading = False  # a frame is being read on its thread
+        self._reader: threading.Thread | None = None
         self.on_link: Any = None  # the header's callback, set by ReplaySource
 
     # --- wiring (the app) -------------------------------------------------------------------
@@ -77,6 +93,14 @@ class ReplayDriver:
         detail = f"{local(self.at)} · frame {place}/{total} · {state}"
         return LinkState("REPLAY", detail + (f" · {self._note}" if self._note else ""))
 
+    def close(self) -> None:
+        """Close the recording, unless a frame is still being read from it on its thread
+        (after `q` mid-read): closing a file under a read is not safe, and the process,
+        ending, closes it."""
+        if self._reader is not None and self._reader.is_alive():
+            return
+        self.recording.close()
+
     def act(self, verb: str, *args: Any) -> None:
         """A replay key (bound on the app as replay('verb', …))."""
         getattr(self, f"_act_{verb}")(*args)
@@ -84,64 +108,99 @@ class ReplayDriver:
     # --- moving the cursor ------------------------------------------------------------------
 
     def go(self, frame_id: int | None, rebuild: bool = False) -> None:
-        """Show frame `frame_id`: now if the last frame posted is on screen, else next tick.
-        `rebuild`: the plots' history is read again, up to this frame."""
+        """Show frame `frame_id`: read on a thread of its own now if nothing is being read
+        and the last frame posted is on screen, else next tick. `rebuild`: the plots'
+        history is read again, up to this frame. A recording is a file anyone may have
+        made: however long a frame takes to read, the keys (q among them) and SIGTERM are
+        answered meanwhile."""
         if frame_id is None:
             return
-        if self._posted is not None and self._app.snapshot is not self._posted:
+        busy = self._reading or (
+            self._posted is not None and self._app.snapshot is not self._posted
+        )
+        if busy:
             keep = self._wanted[1] if self._wanted else False
             self._wanted = (frame_id, rebuild or keep)
             return
         self._wanted = None
         if frame_id == self.frame_id and not rebuild:
             return
-        before = self.at
+        self._reading = True
+        self._reader = reader = threading.Thread(
+            target=self._read,
+            args=(frame_id, rebuild, self.at),
+            name="queuetop-replay-read",
+            daemon=True,  # never holds the exit: the file is closed under it, it ends
+        )
+        reader.start()
+
+    def _read(self, frame_id: int, rebuild: bool, before: float | None) -> None:
+        """On the reading thread: the frame, its place, and (rebuild) the history's frames."""
         try:
-            if rebuild:
-                self._rebuild_history(frame_id)
+            history = self._history_frames(frame_id) if rebuild else None
             snap = self.recording.snapshot(frame_id)
-        except KeyError:  # dropped by the recorder's retention meanwhile: the oldest left
+            read = Read(snap, self.recording.at_of(frame_id), history, self._place(frame_id))
+        except KeyError:  # dropped by the recorder's retention meanwhile
+            read = Read(gone=True)
+        except UserError as exc:  # a frame that cannot be read: say so, stay where it is
+            read = Read(error=str(exc))
+        except Exception as exc:  # the file changed or closed under the read
+            read = Read(error=f"{self.recording.path}: {type(exc).__name__}: {exc}")
+        if not self._app.is_running:
+            return  # the app has ended meanwhile
+        try:
+            self._app.call_from_thread(self._show, frame_id, before, read)
+        except RuntimeError:  # it ended just now
+            pass
+
+    def _place(self, frame_id: int) -> tuple[int, int]:
+        bounds = self.recording.bounds()
+        return self.recording.position(frame_id), bounds.frames if bounds else 0
+
+    def _show(self, frame_id: int, before: float | None, read: Read) -> None:
+        """On the app's thread: the frame read, posted as a poll's would be."""
+        self._reading = False
+        if read.gone:
             bounds = self.recording.bounds()
             if bounds is not None and bounds.first_id > frame_id:
                 self.go(bounds.first_id, rebuild=True)
             return
-        except UserError as exc:  # a frame that cannot be read: say so, stay where it is
-            self._app.notify(str(exc), title="replay", severity="error", markup=False)
+        if read.error is not None:
+            self._app.notify(read.error, title="replay", severity="error", markup=False)
             return
-        self.frame_id, self.at = frame_id, self.recording.at_of(frame_id)
-        self._position = (self.recording.position(frame_id), self._total())
+        if read.history is not None:
+            self._app.history.reset()
+            for snap in read.history:
+                self._app.history.add(snap)
+        self.frame_id, self.at = frame_id, read.at
+        self._position = read.place
         if before is not None and self.at > before:
             self._notify_audit(before, self.at)
-        self._posted = snap
+        self._posted = read.snap
         self.frames_posted += 1
-        self._app.post_message(SnapshotReady(snap))
+        self._app.post_message(SnapshotReady(read.snap))
         self._show_header()
 
-    def _total(self) -> int:
-        bounds = self.recording.bounds()
-        return bounds.frames if bounds else 0
-
-    def _rebuild_history(self, frame_id: int) -> None:
+    def _history_frames(self, frame_id: int) -> list[Any]:
         """The plots' history: the frames before this one, as many as it holds. Where frames
         are large (a thousand locks each), every n-th is read, so that a step back stays
         within REBUILD_BUDGET_S; the plots then have fewer points over the same minutes."""
-        history = self._app.history
-        history.reset()
-        first = self.recording.step(frame_id, -(history.maxlen - 1))
+        maxlen = self._app.history.maxlen
+        first = self.recording.step(frame_id, -(maxlen - 1))
         if first == frame_id:
-            return
+            return []
         last = self.recording.step(frame_id, -1)
-        history.add(self.recording.snapshot(first))  # the chain is read up to here
+        frames = [self.recording.snapshot(first)]  # the chain is read up to here
         if last == first:
-            return
+            return frames
         second = self.recording.step(first, 1)
         started = time.perf_counter()
         self.recording.snapshot(second)  # what one more frame costs
         took = time.perf_counter() - started
-        frames = self.recording.position(last) - self.recording.position(first)
-        self.history_every = max(1, math.ceil(frames * took / REBUILD_BUDGET_S))
-        for snap in self.recording.snapshots(second, last, self.history_every):
-            history.add(snap)
+        count = self.recording.position(last) - self.recording.position(first)
+        self.history_every = max(1, math.ceil(count * took / REBUILD_BUDGET_S))
+        frames.extend(self.recording.snapshots(second, last, self.history_every))
+        return frames
 
     def _tick(self) -> None:
         if self._wanted is not None:
