@@ -173,7 +173,8 @@ def test_keys_and_quit_are_answered_while_a_frame_is_being_read(tmp_path):
         app.replay.close()
 
 
-def test_sigterm_ends_a_replay_reading_a_pathological_frame(tmp_path):
+@pytest.mark.parametrize("stop", ["q", "SIGTERM", "SIGHUP"])
+def test_a_replay_reading_a_pathological_frame_ends_on(stop, tmp_path):
     import signal
 
     from pty_run import PtyRun
@@ -184,7 +185,12 @@ def test_sigterm_ends_a_replay_reading_a_pathological_frame(tmp_path):
         run.read_until(b"REPLAY", timeout=60)
         run.send(b"." * 8)  # into the frames whose lists doubled: seconds of reading each
         run.read(0.5)
-        run.proc.send_signal(signal.SIGTERM)
-        assert run.finish(timeout=30) == 128 + signal.SIGTERM
+        if stop == "q":
+            run.send(b"q")
+            assert run.finish(timeout=30) == 0
+        else:
+            sig = getattr(signal, stop)
+            run.proc.send_signal(sig)
+            assert run.finish(timeout=30) == 128 + sig
     finally:
         run.close()
