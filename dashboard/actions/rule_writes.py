@@ -20,6 +20,7 @@ from dashboard.errors import UserError
 from dashboard.models import Condition, QueueSpec, RoleRule
 
 TIME_TYPES = ("timestamp", "date")
+UNDONE = {"set": "null", "future": "past"}  # what an undone condition leaves true
 
 
 def target_rule(spec: QueueSpec, role: str, action: str) -> RoleRule:
@@ -90,10 +91,13 @@ def rule_assignments(
     for earlier in spec.rules[: spec.rules.index(target)]:
         if any(_contradicts(c, met) for c in earlier.conditions):
             continue
-        for cond in earlier.conditions:
+        # a time made due (`run_at after now` -> now) before a value cleared: the error a
+        # failed attempt left is kept, the retry is simply due now
+        for cond in sorted(earlier.conditions, key=lambda c: c.test != "future"):
             value = _undo(spec, cond)
             if value is not None and cond.column not in sets:
                 sets[cond.column] = value
+                met[cond.column] = Condition(cond.column, UNDONE[cond.test])
                 words.append(f"not {cond.describe()} ({earlier.role})")
                 break
     return list(sets.items()), words
