@@ -8,6 +8,7 @@ installed once into `.cache/` at the repository root (git-ignored) and reused.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import hashlib
 import os
@@ -16,7 +17,8 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -37,16 +39,30 @@ def _stamp(folder: Path, what: Sequence[str]) -> tuple[Path, str]:
     return folder / ".installed", hashlib.sha256("\n".join(what).encode()).hexdigest()
 
 
+@contextmanager
+def _building(folder: Path) -> Iterator[None]:
+    """One process at a time builds `folder` (the test processes of `-n 3` may all need the
+    same venv at once on a fresh clone: two `python -m venv` into one folder break both)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def python_venv(name: str, python: str, packages: Sequence[str]) -> Path:
     """A venv under .cache/venvs/NAME with `packages` installed (once); its python."""
     folder = CACHE / "venvs" / name
     stamp, digest = _stamp(folder, [python, *packages])
     exe = folder / "bin" / "python"
-    if not (stamp.exists() and stamp.read_text() == digest and exe.exists()):
-        shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run([python, "-m", "venv", str(folder)], check=True)
-        subprocess.run([str(exe), "-m", "pip", "install", "-q", *packages], check=True)
-        stamp.write_text(digest)
+    with _building(folder):
+        if not (stamp.exists() and stamp.read_text() == digest and exe.exists()):
+            shutil.rmtree(folder, ignore_errors=True)
+            subprocess.run([python, "-m", "venv", str(folder)], check=True)
+            subprocess.run([str(exe), "-m", "pip", "install", "-q", *packages], check=True)
+            stamp.write_text(digest)
     return exe
 
 
@@ -56,16 +72,17 @@ def node_packages(name: str, packages: Sequence[str]) -> Path:
         pytest.skip("Node.js and npm are not installed")
     folder = CACHE / "node" / name
     stamp, digest = _stamp(folder, list(packages))
-    if not (stamp.exists() and stamp.read_text() == digest):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
-            cwd=folder,
-            check=True,
-        )
-        stamp.write_text(digest)
+    with _building(folder):
+        if not (stamp.exists() and stamp.read_text() == digest):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
+                cwd=folder,
+                check=True,
+            )
+            stamp.write_text(digest)
     return folder
 
 
