@@ -27,6 +27,11 @@ def target_rule(spec: QueueSpec, role: str, action: str) -> RoleRule:
     for rule in spec.rules:
         if rule.role == role:
             return rule
+    if spec.adapter:
+        raise UserError(
+            f"{action}: preset {spec.adapter} has no {role} role for {spec.table} (its "
+            "library keeps no such state), so there is nothing to write; nothing was changed"
+        )
     raise UserError(
         f"{action}: {spec.table} has no {role} rule, so there is no state to write; "
         f"pass --{role}-when 'CONDITIONS' (or [queue.roles] {role} in the queue TOML)"
