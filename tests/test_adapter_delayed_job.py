@@ -115,10 +115,11 @@ def test_killed_worker_job_is_the_one_stale_lease_then_requeued_and_run_once(dj,
     orphan = int(app(dsn, "enqueue", "60"))
     doomed = workers.start("doomed")
     wait_until(lambda: locked_by(dsn, orphan) == "doomed", timeout=60)
+    wait_until(lambda: side_effects(dsn, orphan)["started"] == 1, timeout=60)  # it runs
     kill_group(doomed)  # mid-job: its lock stays, nobody finishes it
     time.sleep(MAX_RUN_TIME / 2)  # the live worker's job starts later: younger than its limit
     live_job = int(app(dsn, "enqueue", "60"))
-    workers.start("alive")
+    alive = workers.start("alive")
     wait_until(lambda: locked_by(dsn, live_job) == "alive", timeout=60)
 
     def stale_now():
@@ -133,6 +134,9 @@ def test_killed_worker_job_is_the_one_stale_lease_then_requeued_and_run_once(dj,
     view = json.loads(app(dsn, "view"))
     assert view["running"] == snap["counts"]["running"] == 2
     assert view["claimable"] == 1  # the orphan, locked longer than max_run_time
+    # the live worker is stopped here: once its own job times out it would take the orphan
+    # (as its reserve query does), and the requeue's effect could not be seen on its own
+    kill_group(alive)
 
     code, result = queuetop(capsys, "requeue", str(orphan), *flags)
     assert code == 0 and result["changed"] == [orphan], result

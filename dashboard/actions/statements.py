@@ -209,6 +209,12 @@ def dead_status(spec: QueueSpec) -> str:
             f"dead-letter: the dead state value of {spec.table} is not known; pass "
             "--dead-value VALUE or set policy.dead_letter = 'status:VALUE' in the queue TOML"
         )
+    if spec.adapter:
+        raise UserError(
+            f"dead-letter: preset {spec.adapter} has no dead role for {spec.table} (its "
+            "library keeps no such state there), so there is nothing to write; nothing was "
+            "changed"
+        )
     raise UserError(
         f"queue spec of {spec.table} has no dead-letter policy; set policy.dead_letter "
         "to 'status:VALUE' or 'table:schema.name'"

@@ -69,8 +69,15 @@ def summary(spec: QueueSpec, inferred: dict[str, tuple[str, ...]]) -> list[str]:
 def find_queues(conn: psycopg.Connection) -> list[FoundQueue]:
     tables = understand.read_tables(conn)
     found = find_libraries(conn, tables)
-    others = [t for t in tables if t.table.schema not in OWN_SCHEMAS and not owned_by(found, t)]
-    found += [_understood(u) for u in understand.tables(conn, others)]
+    # a table only named as a library's (`jobs`), without its marker, is understood as any
+    # other; the library's guess stays where understanding sees no queue there
+    claimed = {f.table for f in found if f.confidence != "low"}
+    guessed = {f.table: f for f in found if f.confidence == "low" and f.table not in claimed}
+    sure = [f for f in found if f.confidence != "low"]
+    others = [t for t in tables if t.table.schema not in OWN_SCHEMAS and not owned_by(sure, t)]
+    understood = [_understood(u) for u in understand.tables(conn, others)]
+    seen = {f.table for f in understood}
+    found = sure + [f for table, f in guessed.items() if table not in seen] + understood
     return ordered(found)
 
 

@@ -17,6 +17,7 @@ Delayed::Worker.max_run_time = Integer(ENV.fetch("MAX_RUN_TIME", "14400"))
 Delayed::Worker.sleep_delay = 0.2
 Delayed::Worker.max_attempts = 1
 Delayed::Worker.destroy_failed_jobs = false
+$stdout.sync = true
 Delayed::Worker.logger = Logger.new($stdout)
 
 # Sleeps (on its first run only: a run after a crash is quick), then records that it ran;
