@@ -13,6 +13,7 @@ import asyncio
 import json
 import shlex
 
+import psycopg
 import pytest
 from queue_shapes import DECOYS, SHAPES, UNMAPPABLE, UNMAPPED_ROWS, create, role_counts, stage
 from test_hostile_screens import rendered
@@ -187,3 +188,29 @@ def test_a_value_the_column_cannot_hold_is_one_line(shape_name, flags, says, dsn
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and says in err, err
     assert "changed under queuetop" not in err and "Pipeline" not in err
+
+
+def test_a_weak_guess_about_a_value_no_row_holds_waits_for_a_row(dsn, connect, capsys):
+    """The seed's tarefas_demo under --table alone: its CHECK names 'concluida', which only
+    the word says is done. On a fresh queue no row holds it, and `check` is ok; once a row
+    does, the weak guess bears on a count, and `check` answers UNKNOWN naming the pin."""
+    import seeds
+
+    conn = connect(autocommit=True)
+    seeds.create(conn, seeds.TAREFAS)
+    seeds.fill_ready(conn, seeds.TAREFAS, 3)
+    flags = ["--table", seeds.TAREFAS.table, "--dsn", dsn]
+    code, out = run(capsys, "snapshot", "--json", *flags)
+    doubts = json.loads(out)["understood"]["doubts"]
+    assert any("'concluida' is taken for done on weak evidence" in d for d in doubts)  # said
+    code, out = run(capsys, "check", "--max-waiting", "9", *flags)
+    assert code == 0 and "UNKNOWN" not in out, out
+    # a session that leaves no statement behind (an idle session's last statement, a
+    # `SET estado = 'concluida'` by key, would be a worker's finish: evidence, no guess)
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("UPDATE tarefas_demo SET estado = 'concluida' WHERE id = 1")
+    code, out = run(capsys, "check", "--max-waiting", "9", *flags)
+    assert code == 3 and "--done-values concluida" in out, out
+    # pinned, it is no guess
+    code, out = run(capsys, "check", "--max-waiting", "9", *flags, "--done-values", "concluida")
+    assert code == 0, out

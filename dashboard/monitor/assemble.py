@@ -97,5 +97,5 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
             m.sections["finished"],
         ),
         unmapped=unmapped_rows,
-        unknowns=unknowns.lines(spec, unmapped_rows, sections),
+        unknowns=unknowns.lines(spec, unmapped_rows, sections, by_status),
     )

@@ -61,12 +61,35 @@ def section_lines(sections: tuple[SectionState, ...]) -> list[str]:
     return lines
 
 
+def doubts_now(spec: QueueSpec, by_status: dict[str, int]) -> list[str]:
+    """The understanding's doubts that bear on this moment: a weak guess about a value no
+    row holds now misleads no count (a CHECK's `concluida` on a fresh queue), and is said
+    again as soon as a row holds it; every other doubt always."""
+    if spec.understood is None:
+        return []
+    values = [v for vs in spec.states.values() for v in vs]
+    out = []
+    for doubt in spec.understood.doubts:
+        named = [v for v in values if f"= {v!r} is taken for" in doubt]
+        if named and not any(by_status.get(v) for v in named):
+            continue
+        out.append(doubt)
+    return out
+
+
 def lines(
-    spec: QueueSpec, unmapped_rows: dict[str, int], sections: tuple[SectionState, ...]
+    spec: QueueSpec,
+    unmapped_rows: dict[str, int],
+    sections: tuple[SectionState, ...],
+    by_status: dict[str, int] | None = None,
 ) -> tuple[str, ...]:
+    """Every line of what could not be read or mapped; `by_status` (rows per raw value) lets
+    a doubt about a value no row holds wait until one does (read errors are said anyway)."""
     out = [unmapped_line(spec, v, n) for v, n in sorted(unmapped_rows.items(), key=_order)]
     if spec.understood is not None:
-        out += list(spec.understood.doubts)
+        out += (
+            doubts_now(spec, by_status) if by_status is not None else list(spec.understood.doubts)
+        )
     out += section_lines(sections)
     if not spec.can_find_stale():
         out.append(
