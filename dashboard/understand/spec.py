@@ -13,6 +13,7 @@ from dashboard.models import (
     RoleRule,
     Understood,
 )
+from dashboard.understand.catalog import check_values
 from dashboard.understand.evidence import LOW, MEDIUM, ORDER
 from dashboard.understand.infer import Understanding
 
@@ -88,7 +89,9 @@ def to_spec(u: Understanding, base: QueueSpec, given: Given) -> QueueSpec:
             policy = replace(policy, dead_letter=DeadLetter("status", dead[0]))
         state = given.state or u.state
         column = u.facts.columns.get(state) if state else None
-        if column is not None and column.is_text:
+        # a CHECK that lists the column's values closes the set: no other word can appear
+        closed = bool(state and check_values(u.facts.checks).get(state))
+        if column is not None and column.is_text and not closed:
             taken = {v for vs in states.values() for v in vs} | set(u.unmapped)
             for role, words in GUESSES.items():
                 if not states.get(role) and role not in given.states:
