@@ -122,21 +122,23 @@ def ready_value(spec: QueueSpec) -> str:
     return value
 
 
-def _rule_sets(
+def _rule_plan(
     spec: QueueSpec,
-    role: str,
     action: str,
+    role: str,
+    name: str,
+    params: dict[str, object],
     *clear: str | None,
     more: dict[str, sql.Composable] | None = None,
-) -> tuple[sql.Composable, str, bool]:
-    """The SET of a write on a table with role rules: what puts the row in `role`'s rule,
-    then `clear` (columns set to NULL) and `more`, each column once, the token advanced."""
+) -> Plan:
+    """A write on a table with role rules (no state column): what puts the row in `role`'s
+    rule, then `clear` (columns set to NULL) and `more`, each column once, the token
+    advanced; the role read back before the commit (`verify`)."""
     pairs, words = rule_assignments(spec, role, action)
     sets = dict(pairs)
     cleared = [c for c in clear if c and c not in sets]
     sets.update({c: sql.SQL("NULL") for c in cleared})
-    added = {c: v for c, v in (more or {}).items() if c not in sets}
-    sets.update(added)
+    sets.update({c: v for c, v in (more or {}).items() if c not in sets})
     advance = _token_advance(spec)
     token = spec.columns.real("lease_token")
     parts = [_set(c, v) for c, v in sets.items() if not (advance and c == token)]
@@ -144,7 +146,19 @@ def _rule_sets(
     changes = "; ".join(words) or "nothing written"
     if cleared:
         changes += f"; {', '.join(cleared)} cleared"
-    return sql.SQL(", ").join(parts), changes, advance is not None
+    guard = guarded_parts(spec, action.replace("-", "_"))
+    to_state = target_rule(spec, role, action).label
+    return Plan(
+        action=action,
+        statement=statement(spec, name, **guard, assignments=sql.SQL(", ").join(parts)),
+        from_roles=FROM_ROLES[action],
+        to_state=to_state,
+        needed=((spec.table, ("UPDATE",)),),
+        params={**params, "to_status": to_state},
+        changes=changes + ("; lease token advanced" if advance else ""),
+        fences=advance is not None,
+        verify=True,
+    )
 
 
 def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
@@ -153,22 +167,9 @@ def requeue_plan(spec: QueueSpec, force: bool) -> Plan:
     name = "actions/do_requeue"
     if spec.rules and not adapter_statement(spec, name):
         worker = None if spec.worker_element else cols.real("worker")
-        sets, changes, fences = _rule_sets(
-            spec, "ready", "requeue", worker, cols.real("worker_pid"), cols.real("lease_until")
-        )
-        stmt = statement(spec, name, **guarded_parts(spec, "requeue"), assignments=sets)
-        to_state = target_rule(spec, "ready", "requeue").label
-        return Plan(
-            action="requeue",
-            statement=stmt,
-            from_roles=from_roles,
-            to_state=to_state,
-            needed=((spec.table, ("UPDATE",)),),
-            params={**_common_params(spec, force, from_roles), "to_status": to_state},
-            changes=changes + ("; lease token advanced" if fences else ""),
-            fences=fences,
-            verify=True,
-        )
+        claim = (worker, cols.real("worker_pid"), cols.real("lease_until"))
+        params = _common_params(spec, force, from_roles)
+        return _rule_plan(spec, "requeue", "ready", name, params, *claim)
     ready = ready_value(spec)
     if adapter_statement(spec, name):
         stmt = statement(spec, name, **guarded_parts(spec, "requeue"))
@@ -234,20 +235,7 @@ def dead_letter_plan(
     if spec.rules and not adapter_statement(spec, name):
         error = cols.real("last_error")
         more = {error: sql.SQL("%(reason)s")} if error else {}
-        sets, changes, fences = _rule_sets(spec, "dead", "dead-letter", more=more)
-        stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"), assignments=sets)
-        to_state = target_rule(spec, "dead", "dead-letter").label
-        return Plan(
-            action="dead-letter",
-            statement=stmt,
-            from_roles=from_roles,
-            to_state=to_state,
-            needed=((spec.table, ("UPDATE",)),),
-            params={**params, "to_status": to_state},
-            changes=changes + ("; lease token advanced" if fences else ""),
-            fences=fences,
-            verify=True,
-        )
+        return _rule_plan(spec, "dead-letter", "dead", name, params, more=more)
     value = dead_status(spec)
     if adapter_statement(spec, name):
         stmt = statement(spec, name, **guarded_parts(spec, "dead_letter"))

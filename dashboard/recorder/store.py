@@ -193,7 +193,9 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
         if table not in tables:
             return f"no table {table}"
     for table in tables:
-        have = {r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")')}
+        have = {
+            r[0] for r in conn.execute("SELECT name FROM pragma_table_info(?, 'main')", (table,))
+        }
         if not COLUMNS[table] <= have:
             return f"table {table} lacks {', '.join(sorted(COLUMNS[table] - have))}"
     return None
