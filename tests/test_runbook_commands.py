@@ -173,6 +173,11 @@ def test_a_row_a_worker_holds_is_skipped_not_waited_for(dsn, demo, capsys, conne
 def test_nothing_matches_and_bad_selections_are_one_line(dsn, demo, capsys):
     code, out, err = _run(capsys, "requeue", "--all-stale", "--dsn", dsn)
     assert code == 0 and out.startswith("requeued: 0 job(s)") and "no job matches" in err
+    # a dry run says what would be, even of nothing; nothing changed writes no state line
+    code, out, err = _run(capsys, "requeue", "--all-stale", "--dry-run", "--dsn", dsn)
+    assert code == 0 and out == "would be requeued: 0 job(s)\n" and "no job matches" in err
+    code, out, err = _run(capsys, "requeue", "987654", "--reason", "x", "--dsn", dsn)
+    assert code == 1 and out == "requeued: 0 job(s)\nskipped: 1 (987654: not found)\n", out
     for argv, said in (
         (["requeue"], "give job ids, or select jobs"),
         (["requeue", "1", "--all-stale"], "not both"),

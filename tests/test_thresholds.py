@@ -131,6 +131,18 @@ def test_presets_name_the_threshold_and_versions(capsys):
     assert "    threshold stale after 4h of running since the claim" in capsys.readouterr().out
 
 
+def test_presets_shows_one_preset_by_name(capsys):
+    # `queuetop --help` advertises `presets (--preset NAME)`: it was refused before
+    assert main(["presets", "--preset", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("demo: ") and "\nprocrastinate:" not in out
+    assert main(["presets", "--preset", "pg-boss", "--json"]) == 0
+    assert [row["preset"] for row in json.loads(capsys.readouterr().out)] == ["pg-boss"]
+    assert main(["presets", "--preset", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "no preset named 'nope'" in err
+
+
 def test_the_stale_tabs_line_is_plain_text_with_controls_escaped():
     hostile = Threshold("workers", 4.0, "--stale-after", "silence in [b]x[/b]\x1b[2J.seen")
     line = stale_threshold_text(hostile)

@@ -105,14 +105,19 @@ def friendly_error(exc: psycopg.Error, spec: QueueSpec) -> UserError | None:
             f"permission denied: {first}; grant the privilege named there to "
             "this role or use one that has it"
         )
-    if (
-        isinstance(exc, (errors.UniqueViolation, errors.CheckViolation))
-        and exc.diag.table_name == spec.table.name
-    ):
+    if isinstance(exc, errors.CheckViolation) and exc.diag.table_name == spec.table.name:
+        # a CHECK refuses a value, not a key: often the state value written is one the
+        # table's CHECK does not list
+        return UserError(
+            f"{spec.table} refused the change through its CHECK constraint "
+            f"{exc.diag.constraint_name} ({first}): the value written is one it forbids; "
+            "map the role to a value the constraint allows (--ROLE-values); nothing changed"
+        )
+    if isinstance(exc, errors.UniqueViolation) and exc.diag.table_name == spec.table.name:
         return UserError(
             f"{spec.table} refused the change through its constraint "
-            f"{exc.diag.constraint_name} ({first}): another job may hold the same "
-            "key; nothing changed"
+            f"{exc.diag.constraint_name} ({first}): another job holds the same key; "
+            "nothing changed"
         )
     if isinstance(exc, errors.UniqueViolation):
         return UserError(

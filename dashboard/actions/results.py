@@ -95,7 +95,7 @@ class ActionResult:
             f"{head}: {len(self.changed)} {what}"
             + (f" ({', '.join(self.changed)})" if self.changed else "")
         ]
-        if self.writes:
+        if self.writes and self.changed:  # what was written, never for zero jobs
             lines.append(f"  {self.writes}")
         if self.skipped:
             lines.append(

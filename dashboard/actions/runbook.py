@@ -165,9 +165,12 @@ def run_batches(
     act: Callable[[Sequence[ObservedJob]], ActionResult],
     on_batch: Callable[[int, ActionResult], None] | None = None,
     action: str = "",
+    dry_run: bool = False,
 ) -> ActionResult:
-    """Act on every batch (each its own transaction); one result for them all."""
-    total = ActionResult(action, id_type=spec.column_types.get(spec.columns.id, "text"))
+    """Act on every batch (each its own transaction); one result for them all (a dry run's,
+    even when no batch matched)."""
+    id_type = spec.column_types.get(spec.columns.id, "text")
+    total = ActionResult(action, id_type=id_type, dry_run=dry_run)
     tokens: dict[str, object] = {}
     for n, batch in enumerate(batches(conn, spec, sel), start=1):
         result = act(batch)

@@ -177,7 +177,9 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
             )
 
         if chosen is not None:
-            result = runbook.run_batches(conn, spec, chosen, act, batch_line, action)
+            result = runbook.run_batches(
+                conn, spec, chosen, act, batch_line, action, dry_run=args.dry_run
+            )
             if not result.changed and not result.skipped:
                 print(printable(f"no job matches: {chosen.describe()}"), file=sys.stderr)
             return _report(result, args)

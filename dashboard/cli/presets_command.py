@@ -1,4 +1,5 @@
-"""`queuetop presets [--json]`: the adapters and presets, with what each maps and supports."""
+"""`queuetop presets [--preset NAME] [--json]`: the adapters and presets, with what each maps
+and supports (one of them with --preset)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 from dashboard import config
 from dashboard.config import versions
+from dashboard.errors import UserError
 from dashboard.models import QueueSpec
 from dashboard.text.untrusted import printable
 
@@ -16,6 +18,7 @@ ABOUT_KEYS = ("library", "tested", "state", "liveness", "recovery")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("presets", help="list the library adapters and presets (--preset NAME)")
+    p.add_argument("--preset", metavar="NAME", help="only this preset")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.set_defaults(handler=run_presets)
 
@@ -41,7 +44,14 @@ def describe(name: str) -> dict[str, object]:
 
 
 def run_presets(args: argparse.Namespace) -> int:
-    rows = [describe(name) for name in config.preset_names()]
+    names = config.preset_names()
+    if args.preset is not None:
+        if args.preset not in names:
+            raise UserError(
+                f"presets: no preset named {args.preset!r}; the presets are {', '.join(names)}"
+            )
+        names = [args.preset]
+    rows = [describe(name) for name in names]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

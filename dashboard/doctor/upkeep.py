@@ -137,7 +137,14 @@ def horizon_findings(conn: psycopg.Connection, spec: QueueSpec, limits: Limits) 
             "prepared transaction": f"prepared transaction {h['name']}",
         }[h["kind"]]
         old = f", open {age(h['age_s'])}" if h["age_s"] is not None else ""
+        waits_on = ", ".join(str(pid) for pid in h["blocked_by"] or ())
+        if waits_on:
+            # a waiter is a victim: it moves on (and lets the horizon go) when its blocker
+            # ends, so ending it fixes nothing
+            what += f", waiting on pid {waits_on}: it ends when that does, no fix of its own"
         lines.append(f"{what}{old}, {h['xid_age']:,} transactions behind")
+        if waits_on:
+            continue
         if h["kind"] == "session":
             stmt = sql.SQL(
                 "SELECT pg_terminate_backend({});  -- or pg_cancel_backend: "
