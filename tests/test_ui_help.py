@@ -68,3 +68,12 @@ def test_help_at_80x24_scrolls_in_one_place_and_its_footer_is_its_own():
         assert not isinstance(app.screen, HelpScreen)
 
     run(body)
+
+
+def test_every_key_in_the_help_is_shown_as_it_is_typed():
+    # the help showed 'slash', 'right_square_bracket', 'left_square_bracket'
+    rows = binding_rows(fixed_app().binding_sections())
+    shown = {k for _, keys, _ in rows for k in keys.split()}
+    assert {"/", "[", "]"} & shown, shown
+    spelled = {k for k in shown if "_" in k or k in ("slash", "comma", "full_stop")}
+    assert spelled == set(), spelled

@@ -23,6 +23,12 @@ def test_pile_up_snapshot(snap_compare, size, tab):
     assert snap_compare(pile_up_app(), terminal_size=size, press=[tab])
 
 
+def footer_says(app, key: str) -> str:
+    """What the footer offers for `key` now (the enabled binding's description)."""
+    [active] = [a for k, a in app.screen.active_bindings.items() if k == key and a.enabled]
+    return active.binding.description
+
+
 def cells(table, index: int) -> dict[str, str]:
     return dict(zip([c.key for c in table.COLUMNS], table.row_texts(index), strict=True))
 
@@ -39,10 +45,14 @@ def test_pile_up_tables_read_as_the_sessions_are():
             assert [k[1] for k in kinds[2:5]] == ["WAIT"] * 3
             assert kinds[5] == ("4102", "first", "row queue")
             assert [k[2] for k in kinds[6:]] == ["table locks"] * 4  # one per session
-            await pilot.press("1", "f")  # every lock, one per line
+            await pilot.press("1")
+            assert footer_says(app, "f") == "Unfold locks"
+            await pilot.press("f")  # every lock, one per line
             assert locks.row_count == 6 + 4 * 3 + 2 * 2
+            assert footer_says(app, "f") == "Fold locks"  # it said Fold locks unfolded too
             await pilot.press("f")
             assert locks.row_count == 10
+            assert footer_says(app, "f") == "Unfold locks"
             waiting = app.table("waiting")
             jobs = {
                 cells(waiting, i)["session"].strip(): cells(waiting, i)["jobs"].strip()

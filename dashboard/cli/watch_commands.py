@@ -121,4 +121,14 @@ def run_demo(args: argparse.Namespace) -> int:
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
     warn_password_in_dsn(args)
-    return _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))
+    code = _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))
+    if target.embedded and db.embedded_status() is not None:
+        print(EMBEDDED_STILL_RUNNING.format(data=db.data_dir()), file=sys.stderr)
+    return code
+
+
+# said when the demo quits on the embedded server: it keeps running (the next start is quick)
+EMBEDDED_STILL_RUNNING = (
+    "queuetop: the embedded PostgreSQL server is still running (data in {data}); "
+    "stop it with: queuetop db stop"
+)

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
@@ -37,9 +38,18 @@ KEY_NAMES = {
 }
 
 
+def key_text(key: str) -> str:
+    """One key as it is typed: our names first, then any printable character by Textual's
+    own name for it ('slash' -> '/', 'right_square_bracket' -> ']')."""
+    if key in KEY_NAMES:
+        return KEY_NAMES[key]
+    shown = format_key(key)
+    return shown if len(shown) == 1 else key
+
+
 def keys_text(key: str) -> str:
     """'question_mark,f1' -> '? F1'."""
-    return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in key.split(","))
+    return " ".join(key_text(k.strip()) for k in key.split(","))
 
 
 def binding_rows(sections: Iterable[tuple[str, Iterable]]) -> list[tuple[str, str, str]]:

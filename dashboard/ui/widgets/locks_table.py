@@ -38,12 +38,19 @@ class LocksTable(KeyedTable):
 
     TITLE = "Locks"
     SHORT_TITLE = "Locks"
+    # one key, two bindings: the footer names what `f` does now (check_action shows one)
     BINDINGS = [
         Binding(
             "f",
-            "toggle_fold",
+            "unfold",
+            "Unfold locks",
+            tooltip="List every lock, each session's ordinary table locks too (f folds again)",
+        ),
+        Binding(
+            "f",
+            "fold",
             "Fold locks",
-            tooltip="Fold each session's ordinary table locks into one line, or list them all",
+            tooltip="Fold each session's ordinary table locks into one line (f unfolds)",
         ),
     ]
     COLUMNS = (
@@ -78,8 +85,22 @@ class LocksTable(KeyedTable):
             return "queue" if self.queue_only else "all"
         return "queue sessions" if self.queue_only else "whole db"
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "unfold":
+            return self.folded
+        if action == "fold":
+            return not self.folded
+        return super().check_action(action, parameters)
+
+    def action_unfold(self) -> None:
+        self.action_toggle_fold()
+
+    def action_fold(self) -> None:
+        self.action_toggle_fold()
+
     def action_toggle_fold(self) -> None:
         self.folded = not self.folded
+        self.refresh_bindings()
         if self._snap is not None:
             self.update_from(self._snap)
         self.notify("locks: " + ("ordinary ones folded" if self.folded else "all"), timeout=2)
