@@ -84,7 +84,8 @@ def test_the_header_says_replay_and_keys_step_jump_and_seek(recording):
 
     async def body(pilot):
         assert app.snapshot == frame(30)
-        assert f"REPLAY, {local(30)} · frame 31/{FRAMES} · paused, 1x" in header(app)
+        # opened paused: the header says which key plays
+        assert f"REPLAY, {local(30)} · frame 31/{FRAMES} · paused, 1x (p plays)" in header(app)
         await moved(pilot, app, "full_stop")
         assert app.snapshot == frame(31)
         await moved(pilot, app, "comma")

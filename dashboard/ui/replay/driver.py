@@ -89,7 +89,8 @@ class ReplayDriver:
         if self.at is None:
             return LinkState("REPLAY", self._note or "reading")
         place, total = self._position
-        state = f"playing {self.speed}x" if self.playing else f"paused, {self.speed}x"
+        # paused says which key plays: a replay opens paused on its first frame
+        state = f"playing {self.speed}x" if self.playing else f"paused, {self.speed}x (p plays)"
         detail = f"{local(self.at)} · frame {place}/{total} · {state}"
         return LinkState("REPLAY", detail + (f" · {self._note}" if self._note else ""))
 
