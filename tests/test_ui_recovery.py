@@ -60,7 +60,9 @@ async def _requeue_a_marked_stale_lease(dsn, connect):
             "skipped",
         ):
             assert shown in text, shown
-        await pilot.press("enter")
+        # the audit records a reason: the modal asks for one (optional here; it said
+        # "your reason" and never asked)
+        await pilot.press("tab", *"night shift", "enter")
         await until(pilot, lambda: isinstance(app.screen, ActionResultScreen))
         assert app.screen.result.changed == (str(job_id),)
         await within_refreshes(pilot, app, lambda: str(job_id) not in app.stale_table.items)
@@ -70,6 +72,7 @@ async def _requeue_a_marked_stale_lease(dsn, connect):
     assert (after["status"], after["worker"], after["lease_token"]) == ("ready", None, 2)
     [row] = audit_rows(setup)
     assert (row["action"], row["target"], row["outcome"]) == ("requeue", str(job_id), "changed")
+    assert row["reason"] == "night shift"
 
 
 def test_select_all_states_the_count_and_escape_changes_nothing(dsn, connect):

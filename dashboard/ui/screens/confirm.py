@@ -1,7 +1,8 @@
 """The confirmation modal of a recovery action: what, which ids, their state, what happens.
 
-Returns True (go) or False (Escape: nothing happens). When the action needs a
-reason (dead-letter), an Input asks for it and Enter is refused while it is empty.
+Returns True (go) or False (Escape: nothing happens). An Input takes the reason the audit
+trail records: when the action needs one (dead-letter) it has the focus and Enter is refused
+while it is empty; elsewhere it is optional (Tab reaches it).
 """
 
 from __future__ import annotations
@@ -194,15 +195,20 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(plain_lines(r.effect), id="confirm-effect")
             if r.audit:
                 yield Static(plain_lines(r.audit, "dim"), id="confirm-audit")
-            if r.needs_reason:
-                yield Input(
-                    placeholder="reason (required), e.g. poison message: bad payload",
-                    id="confirm-reason",
-                )
+            # the audit records a reason: asked for always, required where the action
+            # needs one (dead-letter); elsewhere Tab reaches it and y still says yes
+            yield Input(
+                placeholder=(
+                    "reason (required), e.g. poison message: bad payload"
+                    if r.needs_reason
+                    else "reason for the audit trail (optional; Tab to type one)"
+                ),
+                id="confirm-reason",
+            )
             yield Static(
                 Text(
                     "Enter: yes"
-                    + ("" if r.needs_reason else " (or y)")
+                    + ("" if r.needs_reason else " (or y)   Tab: type a reason")
                     + "   Escape: no, change nothing",
                     style="dim",
                 ),
@@ -219,8 +225,9 @@ class ConfirmScreen(ModalScreen[bool]):
         self.action_answer(True)
 
     def action_answer(self, yes: bool) -> None:
-        if yes and self.request.needs_reason:
+        if yes:
             self.reason = self.query_one(Input).value.strip()
+        if yes and self.request.needs_reason:
             if not self.reason:
                 self.notify(
                     "a reason is required: it goes into the audit trail", severity="warning"
