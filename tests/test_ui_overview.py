@@ -12,6 +12,8 @@ from test_ui_live import until
 from dashboard.cli import build_parser
 from dashboard.cli.discover_command import discovered
 from dashboard.cli.watch_overview import run_discovered
+from dashboard.discover.found import FoundQueue
+from dashboard.models import TableName
 from dashboard.ui.overview import BACK, DrillDownApp, OverviewApp
 
 QUEUES = """
@@ -100,3 +102,33 @@ def test_one_queue_found_opens_its_dashboard_directly(dsn, connect):
 
     assert run_discovered(args, found, run_app) == 0
     assert opened == [("QueuetopApp", "public.email_outbox")]
+
+
+def test_enter_on_a_queue_whose_spec_is_broken_stays_and_says_why(dsn, connect):
+    # Enter on such a queue ended queuetop (the spec's error on the shell)
+    connect(autocommit=True).execute(QUEUES)
+    args = build_parser().parse_args(["watch", "--dsn", dsn, "--interval", "0.5"])
+    found = discovered(args)
+    # a queue dropped after discovery listed it: its spec cannot be validated
+    gone = FoundQueue(TableName("gone_jobs", "public"), "high", flags=("--table", "gone_jobs"))
+    found = [gone, *found]
+    ran: list[tuple[str, object]] = []
+    said: list[str] = []
+
+    async def drive(app) -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.polls_applied >= 1)
+            await pilot.press("enter")  # the broken one, under the cursor
+            await pilot.pause()
+            assert app.is_running and app.return_value is None
+            said.extend(str(n.message) for n in app._notifications)
+            await pilot.press("q")
+
+    def run_app(app) -> int:
+        asyncio.run(drive(app))
+        ran.append((type(app).__name__, app.return_value))
+        return app.return_code or 0
+
+    assert run_discovered(args, found, run_app) == 0
+    assert ran == [("OverviewApp", None)]
+    assert len(said) == 1 and said[0].startswith("public.gone_jobs cannot be opened: ")

@@ -35,12 +35,14 @@ def validated(args: argparse.Namespace, dsn: str, found: FoundQueue):
         return config.validate(conn, spec_of(args)(found))
 
 
-def overview_app(args: argparse.Namespace, dsn: str, found: list[FoundQueue]):
+def overview_app(
+    args: argparse.Namespace, dsn: str, found: list[FoundQueue], notice: str | None = None
+):
     from dashboard.ui.overview import OverviewApp
 
     with db.connect_monitor(dsn, timeout_ms=db.monitor_timeout_ms(args.interval)) as conn:
         overview = Overview.open(conn, found, args.interval, spec_of(args))
-    return OverviewApp(overview, dsn, interval=args.interval)
+    return OverviewApp(overview, dsn, interval=args.interval, notice=notice)
 
 
 def run_discovered(args: argparse.Namespace, found: list[FoundQueue], run_app) -> int:
@@ -58,12 +60,20 @@ def run_discovered(args: argparse.Namespace, found: list[FoundQueue], run_app) -
             f"--record records one queue and this database holds {len(found)} ({names}): "
             "name it with --queue, --preset or --table"
         )
+    notice = None
     while True:
-        picker = overview_app(args, dsn, found)
+        picker = overview_app(args, dsn, found, notice)
         code = run_app(picker)
         if picker.return_value is None:
             return code
-        app = dashboard_app(args, dsn, validated(args, dsn, found[picker.return_value]), back=True)
+        picked = found[picker.return_value]
+        try:
+            spec = validated(args, dsn, picked)
+        except UserError as exc:  # broken since the overview opened: back to it, said
+            notice = f"{picked.table} cannot be opened: {exc}"
+            continue
+        notice = None
+        app = dashboard_app(args, dsn, spec, back=True)
         code = run_app(app)
         if app.return_value != "back":
             return code

@@ -65,9 +65,12 @@ class OverviewApp(PlainApp[int | None]):
     #overview { height: 1fr; }
     """
 
-    def __init__(self, overview: Overview, dsn: str, *, interval: float = 2.0) -> None:
+    def __init__(
+        self, overview: Overview, dsn: str, *, interval: float = 2.0, notice: str | None = None
+    ) -> None:
         super().__init__()
         self.overview, self.dsn, self.interval = overview, dsn, interval
+        self.notice = notice  # why the queue picked last could not be opened
         self.rows: list[OverviewRow] = []
         self.polls_applied = 0
         self._conn: psycopg.Connection | None = None
@@ -85,6 +88,8 @@ class OverviewApp(PlainApp[int | None]):
         for index, found in enumerate(self.overview.found):
             table.add_row(*row_cells(OverviewRow(found)), key=str(index))
         table.focus()
+        if self.notice:
+            self.notify(escape_controls(self.notice), severity="error")
         self.poll()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="overview")
@@ -124,10 +129,20 @@ class OverviewApp(PlainApp[int | None]):
     def action_open_queue(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count:
-            self.exit(table.cursor_row)
+            self._open(table.cursor_row)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.exit(int(event.row_key.value))
+        self._open(int(event.row_key.value))
+
+    def _open(self, index: int) -> None:
+        """Leave for the queue's dashboard, unless its spec is broken: then say why and stay
+        (Enter there ended queuetop with the spec's error)."""
+        why = self.overview.errors[index]
+        if why:
+            name = self.overview.found[index].table
+            self.notify(escape_controls(f"{name} cannot be opened: {why}"), severity="error")
+            return
+        self.exit(index)
 
     def on_unmount(self) -> None:
         if self._conn is not None:
