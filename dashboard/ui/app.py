@@ -16,6 +16,8 @@ from typing import Any
 
 from textual.actions import SkipAction
 from textual.app import ComposeResult, SystemCommand
+from textual.css.query import NoMatches
+from textual.notifications import Notify
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import TabbedContent
@@ -53,6 +55,7 @@ from dashboard.ui.screens.job_lookup import JobListScreen
 from dashboard.ui.screens.lab import lab_screen
 from dashboard.ui.signals import exit_on_signals
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.message_bar import MessageBar
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import LinkState
 from dashboard.ui.widgets.tables import StaleLeaseTable
@@ -149,6 +152,10 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
 
     def on_mount(self) -> None:
         self._restore_signals = exit_on_signals(self)  # SIGTERM, SIGHUP: as `q`
+        # the main screen's notifications go to its message line, not toasts over the
+        # data (Textual skips a screen without a toast rack; modals keep theirs)
+        for rack in self.screen.query_children("#textual-toastrack"):
+            rack.remove()
         for shown in ("link", "read_only", "actions_note", "snapshot"):  # see watch_interval
             self.watch(self, shown, self._draw_header, init=False)
         self.view.fit(self.size.width, self.size.height)
@@ -164,6 +171,15 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
 
     def _freeze_startup_objects(self) -> None:
         self._gc_threshold = gc_tuning.settle()  # see gc_tuning: fewer, shorter collections
+
+    def on_notify(self, event: Notify) -> None:
+        """Every notification is also the main screen's message line (shown there when
+        the main screen is in front; see widgets/message_bar.py)."""
+        if self.screen is self.screen_stack[0]:
+            try:
+                self.query_one(MessageBar).show(event.notification)
+            except NoMatches:  # not composed yet, or being torn down
+                pass
 
     def on_unmount(self) -> None:
         self._restore_signals()

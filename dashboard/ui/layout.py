@@ -18,6 +18,7 @@ from dashboard.ui.loadgen_controls import LoadGenControls
 from dashboard.ui.tab_labels import counted_label, relabel
 from dashboard.ui.widgets.fitting_footer import FittingFooter
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.message_bar import MessageBar
 from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import StatusBar
@@ -53,7 +54,7 @@ def main_screen(
     groups: Callable[[], list[str]],
     counts: Callable[[], Mapping[str, int]],
 ) -> ComposeResult:
-    """Header, state panel and plots, the load strip, the tabs, the footer."""
+    """Header, state panel and plots, the load strip, the tabs, the messages, the footer."""
     yield StatusBar(id="status")
     yield UnknownsBar(id="unknowns")
     with Horizontal(id="top"):
@@ -78,6 +79,7 @@ def main_screen(
         if spec is not None:
             with TabPane("Jobs", id=BROWSER_TAB):
                 yield JobBrowser(spec, browser_source, id="browser", groups=groups, counts=counts)
+    yield MessageBar(id="messages")
     yield FittingFooter(compact=True)
 
 
