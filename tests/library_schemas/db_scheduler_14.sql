@@ -1,0 +1,19 @@
+-- db-scheduler 14.x's published PostgreSQL schema (no priority column, which came in 15.0):
+-- db-scheduler/src/test/resources/postgresql_tables.sql of kagkarlsson/db-scheduler v14.1.0 (commit 43be703).
+create table scheduled_tasks (
+  task_name text not null,
+  task_instance text not null,
+  task_data bytea,
+  execution_time timestamp with time zone not null,
+  picked BOOLEAN not null,
+  picked_by text,
+  last_success timestamp with time zone,
+  last_failure timestamp with time zone,
+  consecutive_failures INT,
+  last_heartbeat timestamp with time zone,
+  version BIGINT not null,
+  PRIMARY KEY (task_name, task_instance)
+);
+
+CREATE INDEX execution_time_idx ON scheduled_tasks (execution_time);
+CREATE INDEX last_heartbeat_idx ON scheduled_tasks (last_heartbeat);
