@@ -12,6 +12,7 @@ from dashboard.models.snapshot import (
     Snapshot,
     StaleLease,
     WaitingSession,
+    id_text,
 )
 from dashboard.models.spec import (
     ACTIVE_ROLES,
@@ -66,6 +67,7 @@ __all__ = [
     "Threshold",
     "Understood",
     "WaitingSession",
+    "id_text",
     "WorkersTable",
     "short_duration",
     "state_label",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -116,6 +117,14 @@ class IdleTransaction:
     # the queue rows it holds locked (the first few, typed as the id column) and how many
     job_ids: tuple[Any, ...] = ()
     rows_held: int = 0
+
+
+def id_text(job_id: Any) -> str:
+    """A job's id as an operator types it: a composite key as its JSON array
+    (["send-email", "42"], what `requeue` and the guarded statements take), else as is."""
+    if isinstance(job_id, (list, tuple)):
+        return json.dumps(list(job_id), default=str)
+    return str(job_id)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dashboard.models import IdleTransaction, SessionInfo, StaleLease, WaitingSession
+from dashboard.models import IdleTransaction, SessionInfo, StaleLease, WaitingSession, id_text
 
 
 def _text(value: Any) -> str | None:
@@ -53,7 +53,7 @@ class ObservedJob:
     def from_stale(cls, lease: StaleLease) -> ObservedJob:
         """The observed state of a row of Snapshot.stale_leases."""
         return cls(
-            id=str(lease.id),
+            id=id_text(lease.id),
             status=lease.status,
             worker=_text(lease.worker),
             lease_token=lease.lease_token_text

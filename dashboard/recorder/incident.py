@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from dashboard.audit.trail import AuditRecord
-from dashboard.models import Snapshot
+from dashboard.models import Snapshot, id_text
 from dashboard.recorder.reader import Recording
 
 DEFAULT_MAX_OLDEST_READY_S = 60.0
@@ -241,7 +241,7 @@ class _Pass:
     def _stale_leases(self, snap: Snapshot, at: float) -> None:
         seen = set()
         for lease in snap.stale_leases:
-            key = str(lease.id)
+            key = id_text(lease.id)
             seen.add(key)
             sighting = self._stale.get(key)
             if sighting is None or sighting.gone_at is not None:

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from dashboard.models import NO_STATE, Snapshot, Understood, state_label
+from dashboard.models import NO_STATE, Snapshot, Understood, id_text, state_label
 from dashboard.render.who_holds import (
     MEMBER_MODES,
     fold_ordinary,
@@ -265,7 +265,7 @@ def snapshot_text(snap: Snapshot, all_groups: bool = False) -> str:
         stale_header,
         [
             [
-                str(s.id),
+                id_text(s.id),
                 s.worker or "-",
                 "-" if s.lease_token is None else str(s.lease_token),
                 "-" if s.attempts is None else str(s.attempts),

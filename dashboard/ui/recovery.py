@@ -29,7 +29,7 @@ from dashboard.actions.requests import (
 )
 from dashboard.actions.writes import WRITES, needs_reading
 from dashboard.errors import UserError
-from dashboard.models import IdleTransaction, QueueSpec
+from dashboard.models import IdleTransaction, QueueSpec, id_text
 from dashboard.queue_sql.dead_table import ALREADY_DEAD
 from dashboard.ui.messages import (
     CapabilitiesReady,
@@ -200,7 +200,7 @@ class RecoveryController:
             return
         everything = len(leases) if len(leases) > 1 and len(leases) == len(table.items) else None
         request = job_request(kind, self.spec, [ObservedJob.from_stale(s) for s in leases])
-        overdue = {str(s.id): s.overdue_s for s in leases}
+        overdue = {id_text(s.id): s.overdue_s for s in leases}
         self._confirm(confirm_jobs(request, overdue=overdue, all_stale=everything))
 
     def signal_session(self, kind: ActionKind, item: Any) -> None:

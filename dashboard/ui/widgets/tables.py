@@ -14,6 +14,7 @@ from dashboard.models import (
     StaleLease,
     Threshold,
     WaitingSession,
+    id_text,
 )
 from dashboard.render.report import age
 from dashboard.render.who_holds import (
@@ -265,10 +266,10 @@ class StaleLeaseTable(KeyedTable):
         if title != self._title:  # setting a title repaints, hidden or not: only a change
             self._title = title
             self.border_title = title
-        leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), str(s.id)))
+        leases = sorted(snap.stale_leases, key=lambda s: (-(s.overdue_s or 0.0), id_text(s.id)))
         # a job that is no longer stale loses its mark: it must not be recovered by surprise
-        self.marked &= {str(s.id) for s in leases}
-        self.set_rows((str(s.id), s) for s in leases)
+        self.marked &= {id_text(s.id) for s in leases}
+        self.set_rows((id_text(s.id), s) for s in leases)
 
     def values(self, key: str, s: StaleLease) -> tuple:
         # a clock time, not an age: it does not change on every poll (the detail has the date)
@@ -276,7 +277,7 @@ class StaleLeaseTable(KeyedTable):
         cause = self.crash_causes.get(key)
         worker = f"{_dash(s.worker)} ({cause})" if cause else _dash(s.worker)
         return (
-            s.id,
+            key,  # the id as typed: a composite key as its JSON array
             "●" if key in self.marked else "",
             age(s.overdue_s),
             worker,
