@@ -1,0 +1,26 @@
+-- purpose: the current state of the given awa jobs, as the operator sees them (a plain read, no lock), in awa.jobs_hot and in awa.scheduled_jobs, where awa keeps its scheduled and retryable jobs: those are refused by name (awa's promoter makes them available when due; queuetop's actions write jobs_hot only)
+SELECT i.queuetop_given,
+       {job_id}::text AS id,
+       {state}::text AS status,
+       {worker}::text AS worker,
+       {lease_token}::text AS lease_token,
+       {attempts}::int AS attempts,
+       {lease_until} AS lease_until,
+       {is_stale} AS expired,
+       {requeue_refusal}::text AS requeue_refusal,
+       {dead_letter_refusal}::text AS dead_letter_refusal
+FROM unnest(%(ids)s::text[]) AS i(queuetop_given)
+JOIN {table} AS t ON {job_id} = i.queuetop_given::{id_type}
+UNION ALL
+SELECT i.queuetop_given,
+       {job_id}::text AS id,
+       {state}::text AS status,
+       {worker}::text AS worker,
+       {lease_token}::text AS lease_token,
+       {attempts}::int AS attempts,
+       {lease_until} AS lease_until,
+       {is_stale} AS expired,
+       'awa keeps this ' || {state}::text || ' job in awa.scheduled_jobs and makes it available when due (run_at): nothing to requeue' AS requeue_refusal,
+       'awa keeps this ' || {state}::text || ' job in awa.scheduled_jobs: cancel it with awa''s own cancel (client.cancel)' AS dead_letter_refusal
+FROM unnest(%(ids)s::text[]) AS i(queuetop_given)
+JOIN {schema}.scheduled_jobs AS t ON {job_id} = i.queuetop_given::{id_type}
