@@ -164,3 +164,33 @@ def test_bad_windows_are_one_line(tmp_path, capsys):
     assert "--until is before --since" in capsys.readouterr().err
     assert main(["incident", str(path), "--since", "yesterday-ish"]) == 2
     assert "bad --since 'yesterday-ish'" in capsys.readouterr().err
+
+
+def test_the_root_blocker_is_the_queues_own_over_a_longer_chain_elsewhere(tmp_path, capsys):
+    # a longer wait chain on another table (800 -> 801 -> 802 -> 803, no queue row or lock)
+    # beside the queue's pile-up (900 holding job 5, 901 and 902 queued on it): incident
+    # named 800, a session of another table, as the peak's root blocker
+    base = fixed_snapshot(0, rows=0)
+    queue_waiters = tuple(replace(waiter(pid, (900, pid)), job_id="5") for pid in (901, 902))
+    elsewhere = (waiter(801, (800, 801)), waiter(802, (800, 801, 802)))
+    elsewhere += (waiter(803, (800, 801, 802, 803)),)
+    path = tmp_path / "two-chains.qtr"
+    writer = RecordingWriter(path, demo_spec(), 1.0)
+    for i in range(3):
+        writer.write(
+            replace(
+                base,
+                taken_at=at(i),
+                waiting=queue_waiters + elsewhere,
+                blockers=(
+                    SessionInfo(900, T0, "worker-1", "idle in transaction", 9.0, "UPDATE jobs"),
+                    SessionInfo(800, T0, "billing", "active", 30.0, "LOCK TABLE invoices"),
+                ),
+                held_jobs={900: ("5",)},
+            )
+        )
+    writer.close()
+    assert main(["incident", str(path), "--json"]) == 0
+    peak = json.loads(capsys.readouterr().out)["peak_waiting"]
+    assert peak["chain"] == [900, 901] and peak["blocker"]["pid"] == 900
+    assert peak["waiters_of_blocker"] == 2

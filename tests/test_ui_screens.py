@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
-from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
+from ui_snapshots import demo_spec, fixed_history, fixed_snapshot, with_idle
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.history import History
@@ -55,8 +55,7 @@ def test_cursor_follows_its_row_when_rows_are_inserted_above():
         await pilot.press("3", "down", "down")
         assert table.cursor_key() == "p4202"
         older = replace(app.snapshot.idle_in_transaction[0], pid=4999, xact_age_s=9999.0)
-        snap = replace(app.snapshot, idle_in_transaction=(older, *app.snapshot.idle_in_transaction))
-        app.apply_snapshot(snap)
+        app.apply_snapshot(with_idle(app.snapshot, [older]))
         await pilot.pause()
         assert list(table.items)[0] == "p4999"
         assert table.cursor_key() == "p4202" and table.cursor_row == 3
@@ -99,16 +98,33 @@ def test_enter_shows_the_whole_query():
 
 
 def test_lock_filter_toggles_between_queue_table_and_database():
+    # a wait and an idle transaction on another table: not the queue's sessions (the
+    # waiting and idle tabs listed them beside the queue's, without saying so)
+    snap = fixed_snapshot(0, rows=9)
+    other = replace(snap.waiting[0], pid=7001, blocked_by=(7000,), chain=(7000, 7001), job_id=None)
+    elsewhere = replace(snap.idle_in_transaction[0], pid=7000, application_name="billing")
+    snap = replace(
+        snap,
+        waiting=(*snap.waiting, other),
+        idle_in_transaction=(*snap.idle_in_transaction, elsewhere),
+    )
+
     async def body(pilot):
         app = pilot.app
-        locks = app.table("locks")
+        locks, waiting, idle = app.table("locks"), app.table("waiting"), app.table("idle")
+        tabs = app.query_one("#tables")
         assert all(lk.on_queue_table for lk in locks.items.values())
         queue_rows = locks.row_count
+        assert "s7001" not in waiting.items and "p7000" not in idle.items
+        for tab in ("tab-locks", "tab-waiting", "tab-idle"):
+            assert "(queue" in str(tabs.get_tab(tab).label), tab
         await pilot.press("l")
-        assert locks.row_count > queue_rows == 6
-        assert "whole db" in str(app.query_one("#tables").get_tab("tab-locks").label)
+        assert locks.row_count > queue_rows
+        assert "s7001" in waiting.items and "p7000" in idle.items
+        for tab in ("tab-locks", "tab-waiting", "tab-idle"):
+            assert "(all)" in str(tabs.get_tab(tab).label), tab
 
-    run(fixed_app([fixed_snapshot(0, rows=9)]), body)
+    run(fixed_app([snap]), body)
 
 
 def test_queue_view_shows_every_lock_of_the_sessions_on_the_queue_table():
@@ -128,8 +144,9 @@ def test_queue_view_shows_every_lock_of_the_sessions_on_the_queue_table():
         locks = pilot.app.table("locks")
         shown = [(lk.pid, lk.locktype, lk.granted) for lk in locks.items.values()]
         # the wait for another worker's row comes first, then its place in the row's queue;
-        # the ordinary table locks last, one line per session
-        assert shown == [
+        # the ordinary table locks last, one line per session (the workers' lines here)
+        assert shown[:2] == [(4101, "transactionid", False), (4101, "tuple", True)]
+        assert [row for row in shown if row[0] in (4101, 4102)] == [
             (4101, "transactionid", False),
             (4101, "tuple", True),
             (4102, "folded", True),
@@ -287,9 +304,9 @@ def test_a_table_filled_while_hidden_scrolls_to_its_end_once_shown_and_counts_in
         )
         await pilot.pause()
         tab = tabs.get_tab("tab-idle")
-        assert tab.label_text == "Idle in transaction 200" and tab.region == before
+        assert tab.label_text == "Idle in transaction (queue) 200" and tab.region == before
         assert any(
-            "Idle in transaction 200" in line.text
+            "Idle in transaction (queue) 200" in line.text
             for line in app.screen._compositor.render_strips()
         )
 

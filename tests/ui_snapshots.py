@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -32,6 +33,34 @@ LONG_QUERY = (
 
 def demo_spec():
     return load_preset("demo")
+
+
+def queue_lock(
+    pid: int, app: str, mode: str = "RowExclusiveLock", state: str = "idle in transaction"
+) -> LockInfo:
+    """A lock a session holds on the queue table: what makes it one of the queue's."""
+    return LockInfo(
+        pid=pid,
+        backend_start=T0,
+        application_name=app,
+        locktype="relation",
+        mode=mode,
+        granted=True,
+        relation="queuetop_demo.jobs",
+        on_queue_table=True,
+        wait_s=None,
+        state=state,
+        query=LONG_QUERY,
+    )
+
+
+def with_idle(snap: Snapshot, idle: Sequence[IdleTransaction]) -> Snapshot:
+    """`snap` with these idle transactions first, each holding a lock on the queue table."""
+    return replace(
+        snap,
+        idle_in_transaction=(*idle, *snap.idle_in_transaction),
+        locks=(*snap.locks, *(queue_lock(i.pid, i.application_name) for i in idle)),
+    )
 
 
 def fixed_snapshot(step: int = 0, rows: int = 3) -> Snapshot:
@@ -123,6 +152,10 @@ def fixed_snapshot(step: int = 0, rows: int = 3) -> Snapshot:
         for i in range(rows)
         if (i + step) % 11 != 0 or rows < 10
     )
+    # the sessions around the queue hold locks on its table: the report job's LOCK TABLE
+    # and each idle transaction's row lock (the tabs show the queue's sessions by default)
+    locks += (queue_lock(4300, "report-job", "AccessExclusiveLock", "active"),)
+    locks += tuple(queue_lock(i.pid, i.application_name) for i in idle)
     return Snapshot(
         taken_at=at,
         queue="queuetop_demo.jobs",

@@ -219,3 +219,22 @@ class Snapshot:
     # what could not be read or mapped, each a whole sentence naming what to do: rows no
     # role claims, a mapping only guessed, a section not read; `check` answers UNKNOWN
     unknowns: tuple[str, ...] = ()
+
+    def queue_pids(self) -> frozenset[int]:
+        """The sessions that concern this queue: those holding or awaiting a lock on its
+        table, holding its rows, or queued on one of its rows, and every session of a wait
+        chain one of them is in (the tables' `queue sessions` view; the rest of the
+        database is `l` away)."""
+        pids = {lk.pid for lk in self.locks if lk.on_queue_table}
+        pids |= {pid for pid, ids in self.held_jobs.items() if ids}
+        pids |= {h.pid for h in self.row_lock_holders}
+        pids |= {w.pid for w in self.waiting if w.job_id is not None}
+        chains = [{w.pid, *w.blocked_by, *w.chain} for w in self.waiting]
+        grew = True
+        while grew:  # a chain touching the queue is the queue's, whole
+            grew = False
+            for members in chains:
+                if members & pids and not members <= pids:
+                    pids |= members
+                    grew = True
+        return frozenset(pids)

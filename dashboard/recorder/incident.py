@@ -225,7 +225,11 @@ class _Pass:
     def _waits(self, snap: Snapshot, at: float) -> None:
         if not snap.waiting:
             return
-        chain = max((w.chain for w in snap.waiting), key=len, default=())
+        # the queue's own pile-up first: a longer chain on another table is not its root
+        ours = snap.queue_pids()
+        chain = max(
+            (w.chain for w in snap.waiting), key=lambda c: (bool(ours & set(c)), len(c)), default=()
+        )
         if self.peak is None or len(snap.waiting) > self.peak.waiting:
             self.peak = self._moment(snap, at, chain)
         if chain and (self.longest is None or len(chain) > len(self.longest.chain)):

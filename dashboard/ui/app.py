@@ -298,7 +298,7 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
         self._step_interval(+1)
 
     def action_toggle_lock_filter(self) -> None:
-        self.notify(f"locks: {self.view.toggle_lock_filter()}", timeout=2)
+        self.notify(f"locks, waiting, idle: {self.view.toggle_lock_filter()}", timeout=2)
 
     def action_show_panel(self, table_id: str) -> None:
         self.view.show_panel(table_id)

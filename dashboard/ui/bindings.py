@@ -57,7 +57,7 @@ APP_BINDINGS = [
         "l",
         "toggle_lock_filter",
         "Filter",
-        tooltip="Locks view: sessions on the queue table / whole database",
+        tooltip="Locks, waiting and idle tabs: the sessions of the queue / the whole database",
     ),
     Binding("1", "show_panel('locks')", "Locks", tooltip="Focus the locks table", group=PANEL_KEYS),
     Binding(

@@ -114,8 +114,10 @@ def label_tabs(
         PANELS, panels or panel_tabs(screen), strict=True
     ):
         title = table.SHORT_TITLE if compact else table.TITLE
-        if table_id == "locks":
-            title = f"{title} ({table.describe(short=compact)})"
+        if table_id in ("locks", "waiting", "idle"):  # the `l` filter's scope, on each
+            # ("Waiting (queue)": the long title and the scope overflow 120 columns)
+            title = table.SHORT_TITLE if table_id == "waiting" else title
+            title = f"{title} ({table.describe(short=True)})"
         count = "?" if table_id == "stale" and stale_unknown(spec) else str(table.count())
         label = counted_label(title, count, widths, pane_id)
         if tab.label_text != label:

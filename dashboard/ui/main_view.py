@@ -127,12 +127,16 @@ class MainView:
     # --- the tabs ----------------------------------------------------------------------------
 
     def toggle_lock_filter(self) -> str:
-        """The locks tab's filter the other way (queue sessions / whole database): what it
-        shows now."""
+        """The sessions tabs' filter the other way (queue sessions / whole database: locks,
+        waiting and idle alike): what they show now."""
         locks = self._app.query_one(LocksTable)
+        scoped = (locks, self.table("waiting"), self.table("idle"))
         locks.queue_only = not locks.queue_only
+        for table in scoped[1:]:
+            table.queue_only = locks.queue_only
         if self._app.snapshot is not None:
-            locks.update_from(self._app.snapshot)
+            for table in scoped:
+                table.update_from(self._app.snapshot)
             self.label_tabs()
         return locks.describe()
 

@@ -55,7 +55,23 @@ def session_bindings(table_id: str) -> list[Binding]:
     ]
 
 
-class WaitingTable(KeyedTable):
+class QueueScoped:
+    """A sessions table with the locks tab's `l` filter: the sessions that concern the queue
+    (Snapshot.queue_pids), or the whole database. The tab label says which."""
+
+    queue_only = True
+
+    def describe(self, short: bool = False) -> str:
+        if short:
+            return "queue" if self.queue_only else "all"
+        return "queue sessions" if self.queue_only else "whole db"
+
+    def in_scope(self, snap: Snapshot) -> frozenset[int] | None:
+        """The pids shown, or None for every session."""
+        return snap.queue_pids() if self.queue_only else None
+
+
+class WaitingTable(QueueScoped, KeyedTable):
     """Waiting sessions as blocker -> waiters: each root blocker, its waiters indented below."""
 
     TITLE = "Waiting sessions"
@@ -78,9 +94,11 @@ class WaitingTable(KeyedTable):
 
     def update_from(self, snap: Snapshot) -> None:
         children: dict[int, list[WaitingSession]] = {}
-        waiters = {w.pid: w for w in snap.waiting}
+        scope = self.in_scope(snap)
+        waiting = [w for w in snap.waiting if scope is None or w.pid in scope]
+        waiters = {w.pid: w for w in waiting}
         roots: list[int] = []
-        for w in sorted(snap.waiting, key=lambda w: (-(w.wait_s or 0.0), w.pid)):
+        for w in sorted(waiting, key=lambda w: (-(w.wait_s or 0.0), w.pid)):
             chain = w.chain or (w.blocked_by[0] if w.blocked_by else w.pid, w.pid)
             parent = chain[-2] if len(chain) > 1 else None
             if parent is None or parent == w.pid:
@@ -161,7 +179,7 @@ class WaitingTable(KeyedTable):
         )
 
 
-class IdleTable(KeyedTable):
+class IdleTable(QueueScoped, KeyedTable):
     """Sessions idle in a transaction, oldest transaction first, with their xmin age."""
 
     TITLE = "Idle in transaction"
@@ -185,7 +203,11 @@ class IdleTable(KeyedTable):
 
     def update_from(self, snap: Snapshot) -> None:
         # pg_stat_activity is not read atomically: xact_start can be NULL for a moment
-        idle = sorted(snap.idle_in_transaction, key=lambda i: (-(i.xact_age_s or 0.0), i.pid))
+        scope = self.in_scope(snap)
+        idle = sorted(
+            (i for i in snap.idle_in_transaction if scope is None or i.pid in scope),
+            key=lambda i: (-(i.xact_age_s or 0.0), i.pid),
+        )
         self._held = held_rows(snap)
         self.set_rows((f"p{i.pid}", i) for i in idle)
 
