@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields, replace
 
 import psycopg
@@ -67,6 +68,30 @@ def _existing(conn: psycopg.Connection, table: TableName, what: str) -> tuple[Ta
     return found
 
 
+def pattern_tables(conn: psycopg.Connection, pattern: TableName) -> list[TableName]:
+    """The tables of a pattern (`pgmq.q_*`: one per queue), by name, partitions left out."""
+    head, _, tail = pattern.name.partition("*")
+    like = "%".join(re.sub(r"([\\%_])", r"\\\1", part) for part in (head, tail))
+    rows = conn.execute(
+        queries.load("config/list_pattern_tables"), {"like": like, "schema": pattern.schema}
+    ).fetchall()
+    found = [TableName(name, schema) for schema, name in rows]
+    return [t for t in found if pattern.match(t) is not None]
+
+
+def _pick_one(conn: psycopg.Connection, spec: QueueSpec, table: TableName | None = None) -> str:
+    """Why a pattern needs `--table` (or why the table given is none of its tables)."""
+    pattern = spec.table_pattern or spec.table
+    found = pattern_tables(conn, pattern)
+    listing = ", ".join(map(str, found[:30])) + (" …" if len(found) > 30 else "")
+    where = f"in database {conn.info.dbname}"
+    have = f"the queues {where}: {listing}" if found else f"none is {where}"
+    who = spec.source if spec.table_pattern else "--table"  # a '*' typed in --table itself
+    if table is None:
+        return f"{who} names one table per queue ({pattern}): pick one with --table; {have}"
+    return f"{table} is not one of the queue tables of {who} ({pattern}); {have}"
+
+
 def _need_columns(table: TableName, types: dict[str, str], wanted: dict[str, str]) -> None:
     for key, column in wanted.items():
         if column not in types:
@@ -120,7 +145,11 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
 
     Raises UserError naming what is missing and listing what exists.
     """
+    if spec.table.is_pattern:
+        raise UserError(_pick_one(conn, spec))
     table, oid = _existing(conn, spec.table, "table")
+    if spec.table_pattern and spec.table_pattern.match(table) is None:
+        raise UserError(_pick_one(conn, spec, table))
     check_rows_visible(conn, table, oid)
     # the library's version first: a schema it does not know fails here, in its words
     spec = versions.check(conn, replace(spec, table=table), oid)
@@ -157,6 +186,17 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
                 "use a name such as 'UTC' or 'Europe/Paris'"
             ) from None
     spec = replace(spec, table=table, column_types=types)
+    if spec.tables:  # the library's other tables of this queue: `*` as the queue table's
+        match = spec.table_match or ""
+        spec = replace(
+            spec,
+            tables={
+                name: _existing(
+                    conn, TableName(t.name.replace("*", match), t.schema), f"{name} table"
+                )[0]
+                for name, t in spec.tables.items()
+            },
+        )
     if spec.workers:
         wt, woid = _existing(conn, spec.workers.table, "workers table")
         wtypes = _column_types(conn, woid)

@@ -35,6 +35,7 @@ QUEUE_KEYS = {
     "adapter",
     "workers",
     "history",
+    "tables",
     "worker_element",
     "time_zone",
     *OPTIONAL_COLUMNS,
@@ -220,6 +221,29 @@ def _history(raw: Any, source: str) -> HistoryTable:
     return HistoryTable(parse_table_name(raw["table"]), raw["status"])
 
 
+def _tables(raw: Any, table: TableName, source: str) -> dict[str, TableName]:
+    """`[queue.tables]`: the library's other tables of the same queue, which the adapter's
+    SQL reads as `{NAME_table}`; a `*` stands for what the queue table's `*` matched."""
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise UserError(
+            f'bad queue spec {source}: [queue.tables] maps names to tables: tasks = "t_*"'
+        )
+    named = {}
+    for name, text in raw.items():
+        if not _NAME.match(name) or "-" in name or name == "history":
+            raise UserError(
+                f"bad queue spec {source}: [queue.tables] {name!r}: use a name like 'tasks'"
+            )
+        other = parse_table_name(text)
+        if (other.is_pattern and not table.is_pattern) or "*" in (other.schema or ""):
+            raise UserError(
+                f"bad queue spec {source}: [queue.tables] {name} = {text!r}: a '*' stands for "
+                "what the queue table's own '*' matches, and only in a name"
+            )
+        named[name] = other
+    return named
+
+
 def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
     """Build a spec from the `[queue]` table of a TOML document."""
     queue = data.get("queue")
@@ -231,6 +255,11 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
     table = parse_table_name(queue["table"])
     if queue.get("schema"):
         table = TableName(table.name, str(queue["schema"]))
+    if "*" in (table.schema or "") or table.name.count("*") > 1:
+        raise UserError(
+            f"bad queue spec {source}: table {queue['table']!r} may hold one '*' in its name "
+            "(one table per queue, as pgmq.q_*), none in its schema"
+        )
     adapter = queue.get("adapter")
     if adapter is not None and (not isinstance(adapter, str) or not _NAME.match(adapter)):
         raise UserError(f"bad queue spec {source}: adapter must be a name like 'graphile_worker'")
@@ -263,6 +292,7 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         raise UserError(f"bad queue spec {source}: time_zone must be a zone name such as 'UTC'")
     spec = QueueSpec(
         table=table,
+        table_pattern=table if table.is_pattern else None,
         columns=Columns(**cols),
         states=states,
         policy=_parse_policy(queue.get("policy", {}), source),
@@ -270,6 +300,7 @@ def spec_from_dict(data: dict[str, Any], source: str) -> QueueSpec:
         adapter=adapter,
         workers=_workers(queue["workers"], source) if "workers" in queue else None,
         history=_history(queue["history"], source) if "history" in queue else None,
+        tables=_tables(queue["tables"], table, source) if "tables" in queue else {},
         worker_element=element,
         time_zone=zone,
         rules=role_rules,

@@ -16,7 +16,7 @@ from dashboard.config.parse import (
     spec_from_dict,
 )
 from dashboard.errors import UserError
-from dashboard.models import OPTIONAL_COLUMNS, QueueSpec
+from dashboard.models import OPTIONAL_COLUMNS, QueueSpec, TableName
 from dashboard.understand.spec import GUESSES
 
 if sys.version_info >= (3, 11):
@@ -106,7 +106,11 @@ def build_spec(
     else:
         spec = load_preset(DEFAULT_PRESET)
     if table:
-        spec = replace(spec, table=parse_table_name(table))
+        picked = parse_table_name(table)
+        pattern = spec.table_pattern
+        if pattern is not None and picked.schema is None:  # `--table q_orders`: the preset's schema
+            picked = TableName(picked.name, pattern.schema)
+        spec = replace(spec, table=picked)
     given = {k: v for k, v in (columns or {}).items() if v}
     unknown = set(given) - set(OPTIONAL_COLUMNS)
     if unknown:

@@ -2,12 +2,15 @@
 
 A library preset (one with a `[versions]` table) names its queue table; wherever a table
 of that name is (in the preset's schema, or in any schema for an unqualified name), the
-library's own version marker says whether it is that library's and which release.
+library's own version marker says whether it is that library's and which release. A
+preset keeping one table per queue names them by a pattern (`pgmq.q_*`): each table it
+matches is a queue of its own, watched with `--table`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 import psycopg
 
@@ -53,6 +56,8 @@ def find_own(tables: list[TableFacts]) -> list[FoundQueue]:
 
 def _matches(spec: QueueSpec, info: TableFacts) -> bool:
     wanted = spec.table
+    if wanted.is_pattern:  # one table per queue (pgmq.q_*): each is a queue of its own
+        return wanted.match(info.table) is not None
     if info.table.name != wanted.name:
         return False
     return wanted.schema is None or info.table.schema == wanted.schema
@@ -69,7 +74,9 @@ def find_libraries(conn: psycopg.Connection, tables: list[TableFacts]) -> list[F
             marker = versions.read_marker(conn, here, info.oid)
             known = vmap.get("known", {}).get(marker) if marker else None
             flags = ["--preset", name]
-            if spec.table.schema is None and info.table.schema != "public":
+            if spec.table.is_pattern or (
+                spec.table.schema is None and info.table.schema != "public"
+            ):
                 flags += ["--table", str(info.table)]
             what = vmap.get("marker_name", "schema")
             if known:
@@ -102,14 +109,34 @@ def _prefix(name: str) -> str:
     return name
 
 
+@cache
+def _side_tables(adapter: str | None) -> frozenset[tuple[str | None, str]]:
+    """The workers and history tables a preset names ((schema or None, name)): a library's
+    own tables whatever their names (django-q2's django_q_task beside django_q_ormq)."""
+    if adapter not in config.preset_names():
+        return frozenset()
+    spec = config.load_preset(adapter)
+    return frozenset(
+        (side.table.schema, side.table.name)
+        for side in (spec.workers, spec.history)
+        if side is not None
+    )
+
+
 def owned_by(found: list[FoundQueue], info: TableFacts) -> bool:
     """A table of a library found (its workers, logs, archive): not a queue of its own.
-    A library in a schema of its own owns that schema; in public, its name prefix."""
+    A library in a schema of its own owns that schema; in public, its name prefix; and
+    wherever it is, the workers and history tables its preset names."""
     for queue in found:
         if queue.table == info.table:
             return True
         if queue.confidence == "low":
             continue
+        for side_schema, side_name in _side_tables(queue.adapter):
+            if info.table.name == side_name and info.table.schema == (
+                side_schema or queue.table.schema
+            ):
+                return True
         schema = queue.table.schema
         if schema != "public":
             if info.table.schema == schema:

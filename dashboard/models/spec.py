@@ -44,6 +44,10 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 DERIVED_ONLY: tuple[str, ...] = ("requeue_refusal", "dead_letter_refusal", "worker_alive")
 
 
+# In a preset's table name, what stands for the queue's own part (`pgmq.q_*`).
+WILDCARD = "*"
+
+
 @dataclass(frozen=True)
 class TableName:
     """A table, schema-qualified once resolved against the catalog."""
@@ -55,7 +59,29 @@ class TableName:
         return (self.schema, self.name) if self.schema else (self.name,)
 
     def __str__(self) -> str:
+        if self.is_pattern:  # a preset's pattern is no identifier: shown as written
+            return ".".join(
+                (_display_ident(self.schema), self.name) if self.schema else (self.name,)
+            )
         return ".".join(_display_ident(p) for p in self.parts())
+
+    @property
+    def is_pattern(self) -> bool:
+        """A preset's name for one table per queue (`pgmq.q_*`), `*` standing for the queue."""
+        return WILDCARD in self.name
+
+    def match(self, table: TableName) -> str | None:
+        """What this pattern's `*` stands for in `table` (pgmq.q_* in pgmq.q_orders:
+        'orders'), or None where `table` is not one of its tables."""
+        if not self.is_pattern or table.is_pattern:
+            return None
+        if self.schema is not None and table.schema != self.schema:
+            return None
+        head, _, tail = self.name.partition(WILDCARD)
+        name = table.name
+        if len(name) <= len(head) + len(tail) or not name.startswith(head):
+            return None
+        return name[len(head) : len(name) - len(tail)] if name.endswith(tail) else None
 
 
 def _display_ident(part: str) -> str:
@@ -269,6 +295,9 @@ class QueueSpec:
     table: TableName
     columns: Columns = field(default_factory=Columns)
     states: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A preset keeping one table per queue names them by a pattern (`pgmq.q_*`); `--table`
+    # picks one, and `table` is then that one (validation refuses a pattern left unpicked).
+    table_pattern: TableName | None = None
     policy: Policy = field(default_factory=Policy)
     source: str = "flags"
     # The states are `--table`'s guesses (several common values per role): an action then
@@ -278,6 +307,9 @@ class QueueSpec:
     adapter: str | None = None
     workers: WorkersTable | None = None
     history: HistoryTable | None = None
+    # The library's other tables of the same queue ([queue.tables]: Absurd's t_* beside its
+    # r_*), read by the adapter's SQL as `{NAME_table}`; validation resolves their `*`.
+    tables: dict[str, TableName] = field(default_factory=dict)
     # 1-based element of an array worker column that names the worker (Oban's attempted_by).
     worker_element: int | None = None
     # The zone `timestamp without time zone` columns hold (None: the session's TimeZone).
@@ -308,6 +340,12 @@ class QueueSpec:
 
     def values(self, role: str) -> tuple[str, ...]:
         return self.states.get(role, ())
+
+    @property
+    def table_match(self) -> str | None:
+        """What the pattern's `*` stands for in the table picked: the queue's name (pgmq's
+        and Absurd's), which the adapter's SQL passes to the library's functions."""
+        return self.table_pattern.match(self.table) if self.table_pattern else None
 
     def values_of(self, roles: tuple[str, ...]) -> list[str]:
         """The raw values of several roles, in role order."""

@@ -198,6 +198,11 @@ def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
         **key_parts(spec),
         # for adapters' SQL reading the library's other tables
         "schema": sql.Identifier(spec.table.schema or "public"),
+        # what a preset's table pattern left open (pgmq.q_*): the queue's name, for the
+        # library's functions its SQL calls (NULL where the table is no pattern's)
+        "table_match": sql.SQL("{}::text").format(sql.Literal(spec.table_match)),
+        # the library's other tables of this queue ([queue.tables]), resolved by validation
+        **{f"{name}_table": sql.Identifier(*t.parts()) for name, t in spec.tables.items()},
     }
     base |= advisory.lock_parts(spec, _column(spec, "advisory_lock", base))
     if spec.rules:
