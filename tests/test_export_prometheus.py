@@ -282,9 +282,9 @@ tests:
 
 
 def test_readme_alert_rules_fire_when_they_say(tmp_path):
-    """The README's example rules: valid, and they fire after their `for`, not before."""
+    """docs/metrics-and-checks.md's example rules: valid, and they fire after their `for`."""
     promtool = require_binary("promtool", "prometheus")
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "metrics-and-checks.md").read_text()
     rules = next(
         b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("groups:")
     )
