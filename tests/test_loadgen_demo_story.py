@@ -48,7 +48,8 @@ def test_each_combination_has_its_own_sentence_and_the_hint_names_s():
     assert "tab 2" in describe("for-update", True) and "pile-up" in describe("for-update", True)
     assert "committed at once" in describe("for-update", False)
     assert all(len(s) <= 160 for s in sentences)  # two lines of an 80-column screen
-    assert "press s" in FIRST_RUN_HINT
+    assert "s changes" in FIRST_RUN_HINT and "t holds" in FIRST_RUN_HINT
+    assert len(FIRST_RUN_HINT) <= 78  # one line of an 80-column screen, whole
 
 
 def test_the_strategy_knob_leaves_the_transaction_alone_and_the_other_way_round(
@@ -161,7 +162,7 @@ def test_the_story_line_names_s_until_a_knob_changes_then_keeps_the_sentence():
             summary.show(replace(first, notes=("requeued 2 stale leases an earlier run left",)))
             await pilot.pause()
             shown = lines(story)
-            assert "press s" in shown[0] and shown[1].startswith("skip-locked, claim committed")
+            assert "s changes" in shown[0] and shown[1].startswith("skip-locked, claim committed")
             assert any("requeued 2 stale leases" in line for line in lines(summary))
             assert any("waits total" in line for line in lines(summary))  # totals say so
             story.show(replace(first, strategy="for-update", hold_tx=True))

@@ -19,10 +19,8 @@ DEMO_FAIL_RATE = 0.02
 # (`queuetop demo --chaos`, or the UI's chaos key: LoadGenerator.set_random_crashes).
 RANDOM_CRASH_RATE = 0.001
 
-FIRST_RUN_HINT = (
-    "new here? press s to change how the workers claim (skip-locked, for-update, nowait), "
-    "t to hold the claim transaction while they work"
-)
+# one line of an 80-column screen: at 80x24 it was cut before `t`
+FIRST_RUN_HINT = "new here? s changes how the workers claim, t holds their claim transaction"
 
 # at most ~150 characters each: two lines of an 80-column screen
 _SENTENCES: dict[tuple[str, bool], str] = {
@@ -40,7 +38,7 @@ _SENTENCES: dict[tuple[str, bool], str] = {
     ),
     ("for-update", True): (
         "for-update, claim transaction held: every worker queues behind the one holding the "
-        "first ready row, one job at a time (tab 2: the pile-up; lock waits/s)"
+        "first ready row, one job at a time (tab 2: the pile-up; waiting)"
     ),
     ("nowait", False): (
         "nowait, claim committed at once: a claim that meets a locked first row fails at once "

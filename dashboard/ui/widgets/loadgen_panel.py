@@ -118,9 +118,12 @@ class LoadStory(Static):
     """Two lines under the strip: what the current strategy x hold-tx does and where to
     look (always), and until the first change of either knob, the hint that names `s`."""
 
+    # as tall as its words: the hint's line and the sentence, wrapped (both were cut to one
+    # line each at start, at 80 and 120 columns)
     DEFAULT_CSS = """
     LoadStory {
-        height: 2;
+        height: auto;
+        max-height: 4;
         padding: 0 1;
         color: $text-muted;
     }
@@ -131,7 +134,7 @@ class LoadStory(Static):
 
     def show(self, snap: LoadSnapshot | None) -> None:
         if snap is None:
-            self.update(Text(FIRST_RUN_HINT, "italic", overflow="ellipsis", no_wrap=True))
+            self.update(Text(FIRST_RUN_HINT, "italic"))
             return
         now = (snap.strategy, snap.hold_tx)
         if self._first is None:
@@ -141,9 +144,7 @@ class LoadStory(Static):
         if self._changed:
             self.update(sentence)
             return
-        hint = Text(FIRST_RUN_HINT, "bold", no_wrap=True, overflow="ellipsis")
-        sentence.no_wrap, sentence.overflow = True, "ellipsis"
-        self.update(Group(hint, sentence))
+        self.update(Group(Text(FIRST_RUN_HINT, "bold"), sentence))
 
 
 class LoadSummary(Static):

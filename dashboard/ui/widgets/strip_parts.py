@@ -3,7 +3,7 @@ width (the highest ranks leave first, none is ever cut)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -66,6 +66,24 @@ def strip_parts(snap: LoadSnapshot, waiting: int | None = None) -> list[StripPar
         if waiting is None
         else [StripPart("waiting ", "waiting ", f"{waiting:,}", "bold red" if waiting else "", 0)]
     )
+    lock_waits = StripPart(  # none (skip-locked): with the error rate, the first to leave
+        "lock waits ",
+        "lock waits ",
+        f"{rate(waits)}/s",
+        "bold yellow" if waits else "",
+        1 if waits else 2,
+    )
+    lock_errors = StripPart(  # none (skip-locked, for-update): the first of these to leave
+        "lock errors ",
+        "lock err ",
+        f"{rate(errors)}/s",
+        "bold yellow" if errors else "",
+        1 if errors else 2,
+    )
+    # the rate nowait's sentence points to (describe(): `lock errors/s`) is kept, and early:
+    # a part leaves from the right (for-update's points to `waiting`, kept anyway)
+    named = lock_errors if snap.strategy == "nowait" else None
+    pointed = [replace(named, rank=0)] if named else []
     return [
         StripPart("", "", snap.strategy, "bold", 0),
         StripPart(
@@ -76,22 +94,10 @@ def strip_parts(snap: LoadSnapshot, waiting: int | None = None) -> list[StripPar
             0,
         ),
         StripPart("done ", "done ", f"{rate(snap.completions_per_s)}/s", "bold green", 0),
+        *pointed,
         StripPart(f"claim p95 ({WINDOW}) ", "claim p95 ", ms_unit(snap.recent_latency.p95), "", 0),
         *now,
-        StripPart(  # none (skip-locked): with the error rate, the first of these to leave
-            "lock waits ",
-            "lock waits ",
-            f"{rate(waits)}/s",
-            "bold yellow" if waits else "",
-            1 if waits else 2,
-        ),
-        StripPart(  # none (skip-locked, for-update): the first of these to leave
-            "lock errors ",
-            "lock err ",
-            f"{rate(errors)}/s",
-            "bold yellow" if errors else "",
-            1 if errors else 2,
-        ),
+        *(part for part in (lock_waits, lock_errors) if part is not named),
         StripPart("workers ", "workers ", f"{snap.live_workers}/{snap.target_workers}", "bold", 1),
         StripPart("crashed ", "crashed ", f"{snap.crashed:,}", "", 1),
         StripPart(
