@@ -28,7 +28,9 @@ from dashboard.queue_sql.dead_table import dead_parts, dead_table
 from dashboard.queue_sql.parts import queue_parts, state_in, statement
 
 # The roles an operator browses, in the order the role key cycles through them.
-BROWSE_ROLES = ("failed", "dead", "ready", "scheduled", "running")
+# done last: finished jobs, among them those that failed and then succeeded on a retry (they
+# end done with their last error, which the text filter finds)
+BROWSE_ROLES = ("failed", "dead", "ready", "scheduled", "running", "done")
 PAGE_ROWS = 100
 ERROR_CHARS = 500  # of last_error per row: the whole row (Enter) has the rest
 QUEUE, DEAD_TABLE = "queue", "dead-letter table"
@@ -129,8 +131,8 @@ def browse_roles(spec: QueueSpec) -> tuple[str, ...]:
 def first_role_with_jobs(roles: Sequence[str], counts: Mapping[str, int]) -> str | None:
     """The first of `roles` that `counts` (a snapshot's rows per role) says has jobs: where
     a browser opens, rather than on an empty `failed`. None: no role has any, or no count
-    is known yet."""
-    return next((r for r in roles if counts.get(r, 0) > 0), None)
+    is known yet. Never done: it is there to look back, not where work waits."""
+    return next((r for r in roles if r != "done" and counts.get(r, 0) > 0), None)
 
 
 def like_pattern(text: str) -> str:

@@ -82,7 +82,7 @@ APP_BINDINGS = [
         "show_browser",
         "Jobs",
         group=PANEL_KEYS,
-        tooltip="The job browser: failed, dead, ready, scheduled or running jobs, a "
+        tooltip="The job browser: failed, dead, ready, scheduled, running or done jobs, a "
         "page at a time, to look at and act on",
     ),
     # priority: handled as it arrives, before the keys typed after it are sent on to

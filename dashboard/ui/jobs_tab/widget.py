@@ -49,7 +49,7 @@ class JobBrowser(Vertical):
             "v",
             "next_role",
             "Role",
-            tooltip="Browse the next role: failed, dead, ready, scheduled, running",
+            tooltip="Browse the next role: failed, dead, ready, scheduled, running, done",
         ),
         Binding("o", "toggle_order", "Order", tooltip="Newest first (highest id) or oldest first"),
         Binding(
