@@ -45,7 +45,9 @@ def demo_spec(dsn):
 def test_each_combination_has_its_own_sentence_and_the_hint_names_s():
     sentences = {describe(s, h) for s in STRATEGIES for h in (False, True)}
     assert len(sentences) == 2 * len(STRATEGIES)
-    assert "tab 2" in describe("for-update", True) and "pile-up" in describe("for-update", True)
+    assert "tab 2" in describe("for-update", True) and "waiting" in describe("for-update", True)
+    # four busy workers and `running 0`: the sentence says why
+    assert "uncommitted claims still read ready" in describe("for-update", True)
     assert "committed at once" in describe("for-update", False)
     assert all(len(s) <= 160 for s in sentences)  # two lines of an 80-column screen
     assert "s changes" in FIRST_RUN_HINT and "t holds" in FIRST_RUN_HINT

@@ -37,8 +37,8 @@ _SENTENCES: dict[tuple[str, bool], str] = {
         "a moment, as fast as skip-locked. t holds it: the pile-up"
     ),
     ("for-update", True): (
-        "for-update, claim transaction held: every worker queues behind the one holding the "
-        "first ready row, one job at a time (tab 2: the pile-up; waiting)"
+        "for-update, claim transaction held: workers queue behind the one holding the first "
+        "ready row; uncommitted claims still read ready, not running (tab 2; waiting)"
     ),
     ("nowait", False): (
         "nowait, claim committed at once: a claim that meets a locked first row fails at once "
