@@ -1,11 +1,12 @@
-"""The awa preset against real awa workers: awa-pg's own Python runtime (0.6.9, and 0.5.7,
-the previous line) in venvs of their own (tests/library_apps/awa_app.py), one SIGKILLed
-mid-job as a crash would; awa's own list_jobs and its own rescue statement are the truth.
+"""The awa preset on awa's canonical engine against real awa workers: awa-pg's own Python
+runtime (0.6.9, and 0.5.7, the previous line) in venvs of their own
+(tests/library_apps/awa_app.py), one SIGKILLed mid-job as a crash would; awa's own list_jobs
+and its own rescue statement are the truth.
 
-The preset maps awa's canonical engine (awa.jobs_hot, awa.scheduled_jobs). awa 0.6 keeps a
+The canonical engine keeps jobs in awa.jobs_hot and awa.scheduled_jobs. awa 0.6 keeps a
 database canonical while it holds canonical jobs, so each test enqueues before it starts a
 worker (as a 0.5 upgrade or an app that enqueues first does); a 0.6 worker started on an
-empty database switches it to the queue storage engine, which the preset refuses in one line.
+empty database switches it to the queue storage engine: tests/test_adapter_awa_queue_storage.py.
 
 awa's own maintenance would rescue the orphan (its heartbeat rescue, in whichever worker
 leads) soon after the limit: the workers of the crash test run their stale-heartbeat sweep
@@ -90,6 +91,11 @@ class Awa:
 
     def view(self) -> dict:
         return json.loads(self.run("view"))
+
+    def jobs(self, *ids: int) -> dict[int, dict]:
+        """Each job as awa's own get_job reads it (state "missing" where it finds none)."""
+        lines = self.run("jobs", *map(str, ids)).splitlines()
+        return {job["id"]: job for job in map(json.loads, lines)}
 
     def start(
         self, name: str, queue: str, rescue_ms: str = "1000", slots: int = 1
@@ -276,28 +282,3 @@ def test_dead_letter_ends_where_the_library_failure_ends(awa, capsys):
     awa.start("parked-worker", "parked")
     wait_until(lambda: job(dsn, parked)["state"] == "completed", timeout=60)
     assert side_effects(dsn, parked) == Counter(started=1, done=1)
-
-
-def test_queue_storage_engine_is_refused_in_one_line(dsn, tmp_path, capsys):
-    """A 0.6 worker started on an empty database switches awa to its queue storage engine
-    (awa.storage_auto_finalize_if_fresh): jobs are no longer rows of jobs_hot."""
-    app = Awa("0.6.9", dsn, tmp_path)
-    app.run("migrate")
-    try:
-        app.start("first", "demo")
-        wait_until(
-            lambda: rows(dsn, "SELECT awa.active_storage_engine()") == [("queue_storage",)],
-            timeout=60,
-        )
-    finally:
-        app.stop()
-    code = main(["snapshot", "--preset", "awa", "--dsn", dsn])
-    captured = capsys.readouterr()
-    assert code == 2 and "Traceback" not in captured.err
-    (line,) = captured.err.strip().splitlines()
-    assert "found schema 40, queue_storage engine; preset awa supports" in line
-    code, found = queuetop(capsys, "discover", "--dsn", dsn)
-    ours = [q for q in found["queues"] if q["adapter"] == "awa"]
-    assert [(q["schema_marker"], q["version"], q["confidence"]) for q in ours] == [
-        ("40, queue_storage engine", None, "medium")
-    ]

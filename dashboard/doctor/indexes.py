@@ -14,7 +14,7 @@ import queries
 from dashboard.doctor.findings import Finding
 from dashboard.models import QueueSpec
 from dashboard.monitor.plan import EXPLAIN_PARAMS, explain_statement
-from dashboard.queue_sql.parts import queue_parts
+from dashboard.queue_sql.parts import queue_parts, table_query
 
 # The roles a poll counts exactly on every refresh, with what each index is for.
 PURPOSE = {
@@ -162,6 +162,12 @@ def index_findings(
             f"the state of {spec.table} is derived by the {spec.adapter} adapter's SQL: "
             "no index check (its counts are one pass over the table, paced by the "
             "monitor's budget)"
+        ]
+    if table_query(spec):
+        return [], [
+            f"the jobs of {spec.table} are the rows of the {spec.adapter} adapter's query over "
+            "its library's tables: no index check (its counts are one pass over that query, "
+            "paced by the monitor's budget)"
         ]
     usable = {i.name: i for i in indexes if i.valid}
     parts = queue_parts(spec)

@@ -190,11 +190,29 @@ def key_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     }
 
 
+def table_query(spec: QueueSpec) -> str | None:
+    """The adapter's own `table.sql` where its jobs are not the rows of one table (awa's
+    queue storage spreads a job over a ring of append-only tables): a query whose rows are
+    the jobs, with the table's columns (and any of its own). None: the table itself."""
+    path = queries.adapter_path(spec.adapter, "table") if spec.adapter else None
+    return path if path and queries.exists(path) else None
+
+
+def _table(spec: QueueSpec) -> sql.Composable:
+    """`{table}`: the queue table, or the adapter's table_query, which every statement
+    reading `{table} AS t` then reads. A query cannot be written or row-locked: such an
+    adapter writes its own actions/lock_jobs and do_* statements."""
+    path = table_query(spec)
+    if path is None:
+        return sql.Identifier(*spec.table.parts())
+    return queries.expression(path).format(schema=sql.Identifier(spec.table.schema or "public"))
+
+
 def queue_parts(spec: QueueSpec) -> dict[str, sql.Composable]:
     """The `{placeholders}` of a queue statement: identifiers, expressions, composites."""
     cols = spec.columns
     base: dict[str, Any] = {
-        "table": sql.Identifier(*spec.table.parts()),
+        "table": _table(spec),
         **key_parts(spec),
         # for adapters' SQL reading the library's other tables
         "schema": sql.Identifier(spec.table.schema or "public"),

@@ -6,11 +6,15 @@ read awa's own view of its jobs.
     python awa_app.py enqueue SECONDS [QUEUE] [fail] [later]   prints the job id
     python awa_app.py work NAME QUEUE [N]  a worker of QUEUE (N jobs at once) until killed
     python awa_app.py view                 jobs per state and queue, from awa's list_jobs
+    python awa_app.py jobs ID...           each job as awa's get_job reads it (JSON lines)
 
 DSN from $AWA_DSN. Workers beat every $AWA_HEARTBEAT_MS (1000) and take a job silent for
 $AWA_STALENESS_MS (4000) for dead; their maintenance sweeps for such jobs every
-$AWA_RESCUE_MS. Every task writes side_effects(job_id, task, attempt, event), the proof of
-what ran and how many times.
+$AWA_RESCUE_MS; where $AWA_ROTATE_MS is set, their queue storage rotates its ready ring that
+often (a long one keeps finished jobs from being pruned mid-test), and $AWA_ROLE names their
+role in a storage transition (queue_storage_target), and $AWA_DEADLINE_MS their queue's
+deadline_duration (0: no deadline, awa's compact claim batches). Every task writes
+side_effects(job_id, task, attempt, event), the proof of what ran and how many times.
 """
 
 from __future__ import annotations
@@ -80,13 +84,23 @@ async def work(name: str, queue: str, slots: int) -> None:
             await asyncio.sleep(job.args.seconds)
         _record(job.id, job.attempt, "done")
 
+    more = {}
+    if os.environ.get("AWA_ROTATE_MS"):  # awa 0.6's queue storage only
+        more["queue_storage_queue_rotate_interval_ms"] = int(os.environ["AWA_ROTATE_MS"])
+    if os.environ.get("AWA_ROLE"):  # awa 0.6's role in a storage transition
+        more["storage_transition_role"] = os.environ["AWA_ROLE"]
+    queues: list = [(queue, slots)]
+    if os.environ.get("AWA_DEADLINE_MS"):  # 0: awa's compact (zero-deadline) claim batches
+        deadline = int(os.environ["AWA_DEADLINE_MS"])
+        queues = [{"name": queue, "max_workers": slots, "deadline_duration_ms": deadline}]
     await client.start(
-        [(queue, slots)],
+        queues,
         heartbeat_interval_ms=int(os.environ.get("AWA_HEARTBEAT_MS", "1000")),
         heartbeat_staleness_ms=int(os.environ.get("AWA_STALENESS_MS", "4000")),
         heartbeat_rescue_interval_ms=int(os.environ.get("AWA_RESCUE_MS", "1000")),
         leader_election_interval_ms=500,
         promote_interval_ms=500,
+        **more,
     )
     print(f"READY {name}", flush=True)
     await asyncio.Event().wait()
@@ -104,6 +118,31 @@ async def view() -> None:
     print(json.dumps({"states": states, "queues": queues}))
 
 
+async def jobs(ids: list[int]) -> None:
+    """Each job as awa's own get_job reads it (on queue storage: its load_job across the
+    planes), or its state "missing" where awa finds none."""
+    client = awa.AsyncClient(DSN)
+    for job_id in ids:
+        try:
+            job = await client.get_job(job_id)
+        except Exception as exc:  # awa raises its own error for a job it cannot find
+            print(json.dumps({"id": job_id, "state": "missing", "why": str(exc)}))
+            continue
+        errors = job.errors or []
+        print(
+            json.dumps(
+                {
+                    "id": job.id,
+                    "state": str(job.state).rsplit(".", 1)[-1].lower(),
+                    "attempt": job.attempt,
+                    "queue": job.queue,
+                    "last_error": errors[-1] if errors else None,
+                    "finalized_at": job.finalized_at,
+                }
+            )
+        )
+
+
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "migrate":
@@ -115,6 +154,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(work(args[0], args[1], int(args[2]) if len(args) > 2 else 1))
     elif command == "view":
         asyncio.run(view())
+    elif command == "jobs":
+        asyncio.run(jobs([int(a) for a in args]))
     else:
         raise SystemExit(f"unknown command {command!r}")
 
