@@ -243,7 +243,9 @@ def _hostile_lines(now: datetime) -> list[str]:
 def test_hostile_lines_are_skipped_and_counted_never_a_crash(capsys, tmp_path):
     audit_file = tmp_path / "audit.jsonl"
     now = datetime.now(timezone.utc)
-    good = {"action_id": "g", "at": now.isoformat(), "action": "requeue", "target": "42",
+    # an action while it records (a recording keeps none from before it started)
+    during = (now + timedelta(seconds=30)).isoformat()
+    good = {"action_id": "g", "at": during, "action": "requeue", "target": "42",
             "outcome": "changed", "reason": "fine"}  # fmt: skip
     hostile = _hostile_lines(now)
     audit_file.write_text("\n".join([json.dumps(good), *hostile]) + "\n")
@@ -264,7 +266,9 @@ def test_record_goes_on_past_hostile_audit_lines(dsn, demo, tmp_path):
 
     audit_file = tmp_path / "audit.jsonl"
     now = datetime.now(timezone.utc)
-    good = {"action_id": "g", "at": now.isoformat(), "action": "requeue", "target": "42",
+    # an action while it records (a recording keeps none from before it started)
+    during = (now + timedelta(seconds=30)).isoformat()
+    good = {"action_id": "g", "at": during, "action": "requeue", "target": "42",
             "outcome": "changed", "reason": "fine"}  # fmt: skip
     audit_file.write_text("\n".join([*_hostile_lines(now), json.dumps(good)]) + "\n")
     out = tmp_path / "r.qtr"

@@ -170,9 +170,9 @@ def test_the_story_line_names_s_until_a_knob_changes_then_keeps_the_sentence():
             story.show(replace(first, strategy="for-update", hold_tx=True))
             await pilot.pause()
             text = " ".join(lines(story))
-            assert "press s" not in text and "tab 2" in text and "pile-up" in text
+            assert "s changes" not in text and "tab 2" in text and "waiting" in text
             story.show(first)  # back where it started: the hint stays gone
             await pilot.pause()
-            assert "press s" not in " ".join(lines(story))
+            assert "s changes" not in " ".join(lines(story))
 
     asyncio.run(body())

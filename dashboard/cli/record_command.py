@@ -129,7 +129,7 @@ def open_recorder(args: argparse.Namespace, dsn: str, spec, out: str, audit_file
         version=installed_version(),
         redact_queries=getattr(args, "redact_queries", False),
     )
-    follower = AuditFollower(dsn, audit_file, datetime.now(timezone.utc))
+    follower = AuditFollower(dsn, audit_file, datetime.now(timezone.utc), table=str(spec.table))
     return Recorder(writer, follower)
 
 

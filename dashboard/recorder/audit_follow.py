@@ -46,6 +46,7 @@ class AuditFollower:
         audit_file: str | Path | None,
         started: datetime,
         *,
+        table: str | None = None,
         every_s: float = FOLLOW_EVERY_S,
         clock=time.monotonic,
     ):
@@ -58,7 +59,10 @@ class AuditFollower:
                 raise UserError(
                     f"no directory {self.audit_file.parent} for --audit-file {self.audit_file}"
                 )
-        self.since = started - timedelta(seconds=SLACK_S)
+        # the actions taken while recording (none from before it started), on the queue
+        # recorded (`table`, as the actions write it) or on sessions (no table)
+        self.since = started
+        self.table = table
         self.every_s = every_s
         self.clock = clock
         self.problem: str | None = None  # why the last read failed (said once by `record`)
@@ -93,7 +97,10 @@ class AuditFollower:
             self._next_at = now + RETRY_AFTER_S
             return []
         self.problem = None
-        return records
+        return [r for r in records if self._ours(r)]
+
+    def _ours(self, record: AuditRecord) -> bool:
+        return self.table is None or record.queue_table in (None, self.table)
 
     def _read_file(self) -> list[AuditRecord]:
         if not self.audit_file.exists():  # no action taken yet: nothing written
