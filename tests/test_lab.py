@@ -8,6 +8,7 @@ mechanism makes them large."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -24,10 +25,10 @@ from textual.widgets import DataTable
 from dashboard import config, db
 from dashboard.cli import main
 from dashboard.loadgen import LoadGenerator, LoadSettings
-from dashboard.loadgen.lab import CELLS, Cell, CellResult
+from dashboard.loadgen.lab import CELLS, COLUMNS, Cell, CellResult
 from dashboard.loadgen.stats import Latency
 from dashboard.setup import schema
-from dashboard.ui.screens.lab import LabScreen
+from dashboard.ui.screens.lab import DISPLAY, LabScreen
 from tests.helpers import wait_until
 
 KEYS = {
@@ -241,5 +242,24 @@ def test_the_lab_screen_fills_one_row_per_cell_as_it_finishes():
             await pilot.press("escape")
             await pilot.pause()
             assert not isinstance(app.screen, LabScreen)
+
+    asyncio.run(body())
+
+
+def test_at_80_columns_the_lab_shows_lost_and_double():
+    # they were past the screen's edge at 80x24, with deadlock and server dl
+    async def body():
+        app = LabApp(fixed_runner(FIXED))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until_done(pilot)
+            table = app.screen.query_one(DataTable)
+            shown = [c.label.plain for c in table.ordered_columns]
+            assert set(DISPLAY) == set(COLUMNS) and len(DISPLAY) == len(COLUMNS)
+            widths = [c.get_render_width(table) for c in table.ordered_columns]
+            right = dict(zip(shown, itertools.accumulate(widths), strict=True))
+            assert right["lost"] <= 80 and right["double"] <= 80, right
+            # the figures land under their own headers
+            rows = [[str(v) for v in table.get_row_at(i)] for i in range(len(CELLS))]
+            assert {r[shown.index("lost")] for r in rows} == {"0"}
 
     asyncio.run(body())
