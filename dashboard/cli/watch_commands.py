@@ -58,10 +58,6 @@ def watch_app(args: argparse.Namespace):
     return build_app(target, spec, args, recorder=record_command.watch_recorder(args, target, spec))
 
 
-def _run_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None) -> int:
-    return run_app(build_app(target, spec, args, loadgen), loadgen)
-
-
 def run_app(app, loadgen=None) -> int:
     """Run the dashboard; its exit code (143 after SIGTERM, 129 after SIGHUP)."""
     try:  # the app starts the load generator on its own (main) thread once it is mounted
@@ -121,7 +117,9 @@ def run_demo(args: argparse.Namespace) -> int:
     with db.connect_monitor(target.dsn) as conn:
         spec = config.validate(conn, config.load_preset(config.DEFAULT_PRESET))
     warn_password_in_dsn(args)
-    code = _run_app(target, spec, args, demo_loadgen(target.dsn, spec, args))
+    loadgen = demo_loadgen(target.dsn, spec, args)
+    recorder = record_command.watch_recorder(args, target, spec)  # demo --record
+    code = run_app(build_app(target, spec, args, loadgen, recorder), loadgen)
     if target.embedded and db.embedded_status() is not None:
         print(EMBEDDED_STILL_RUNNING.format(data=db.data_dir()), file=sys.stderr)
     return code

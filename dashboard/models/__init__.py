@@ -4,6 +4,7 @@ one poll (snapshot.py). Every layer imports them from here."""
 from dashboard.models.snapshot import (
     GroupStats,
     IdleTransaction,
+    LoadState,
     LockInfo,
     RowLockHolder,
     SectionState,
@@ -53,6 +54,7 @@ __all__ = [
     "HistoryTable",
     "IdleTransaction",
     "LibraryVersion",
+    "LoadState",
     "LockInfo",
     "Policy",
     "QueueSpec",

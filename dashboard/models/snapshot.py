@@ -173,6 +173,24 @@ class SectionState:
 
 
 @dataclass(frozen=True)
+class LoadState:
+    """The demo's load generator as it was at a poll, kept in the frames `demo --record`
+    writes: what a replayed pile-up was caused by (the strip) and which stale leases its
+    crashes made (the stale table's marks)."""
+
+    strategy: str
+    hold_tx: bool
+    done_per_s: float
+    claim_p95_ms: float | None
+    lock_waits_per_s: float
+    lock_errors_per_s: float
+    live_workers: int
+    target_workers: int
+    # job id (as text) -> "! crash" (the `!` key) or "random crash"
+    crashes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """The frozen result of one poll."""
 
@@ -219,6 +237,8 @@ class Snapshot:
     # what could not be read or mapped, each a whole sentence naming what to do: rows no
     # role claims, a mapping only guessed, a section not read; `check` answers UNKNOWN
     unknowns: tuple[str, ...] = ()
+    # the demo's load generator at this poll (demo --record keeps it; None elsewhere)
+    load: LoadState | None = None
 
     def queue_pids(self) -> frozenset[int]:
         """The sessions that concern this queue: those holding or awaiting a lock on its

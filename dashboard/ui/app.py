@@ -11,6 +11,7 @@ and the header is redrawn by the watchers of the reactive state it shows.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -224,7 +225,11 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
         """Update every widget from one snapshot, each once (the benchmark times this);
         a widget whose content did not change draws nothing."""
         if self.recorder is not None:
-            self.recorder.add(snap)
+            # demo --record: what the load generator was doing, kept with the frame
+            state = self.load.state() if self.load is not None else None
+            self.recorder.add(replace(snap, load=state) if state else snap)
+        if self.load is None and snap.load is not None:  # a replayed demo: its generator
+            self.view.show_recorded_load(snap.load)
         self.history.add(snap)
         self.snapshots_applied += 1
         self.snapshot = snap  # the header, through watch_snapshot

@@ -18,6 +18,7 @@ from dashboard.ui.loadgen_controls import LoadGenControls
 from dashboard.ui.tab_labels import counted_label, relabel
 from dashboard.ui.widgets.fitting_footer import FittingFooter
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.loadgen_panel import RecordedLoadStrip
 from dashboard.ui.widgets.message_bar import MessageBar
 from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
 from dashboard.ui.widgets.state_panel import StatePanel
@@ -68,6 +69,8 @@ def main_screen(
             yield WaitingPlot(history, id="plot-waiting")
     if load is not None:
         yield from load.compose_strip()
+    else:  # a replayed demo's generator, where its frames kept it (demo --record)
+        yield RecordedLoadStrip(id="recorded-load")
     with TabbedContent(id="tables"):
         for pane_id, table_id, cls in PANELS:
             with TabPane(cls.TITLE, id=pane_id):

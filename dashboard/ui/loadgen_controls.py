@@ -25,6 +25,7 @@ from textual.widgets import TabbedContent, TabPane
 from dashboard.loadgen import STRATEGIES, LoadSnapshot, WorkerStats
 from dashboard.loadgen.demo import describe
 from dashboard.loadgen.settings import MAX_WORKERS
+from dashboard.models import LoadState
 from dashboard.ui.tab_labels import relabel
 from dashboard.ui.widgets.loadgen_panel import LoadStory, LoadStrip, LoadSummary, WorkersTable
 
@@ -98,6 +99,16 @@ LOADGEN_BINDINGS = [
 ]
 LOADGEN_ACTIONS = {b.action for b in LOADGEN_BINDINGS}
 LOADGEN_KNOBS = LOADGEN_ACTIONS - {"show_loadgen"}  # what changes the load: off when read-only
+
+
+def crash_causes(snap: LoadSnapshot) -> dict[str, str]:
+    """job id -> what made its lease stale: the `!` key or the demo's random crashes."""
+    return {
+        str(job): "! crash" if c.by_knob else "random crash"
+        for c in snap.crashes
+        if c.committed
+        for job in c.jobs
+    }
 
 
 class LoadGenControls:
@@ -207,14 +218,25 @@ class LoadGenControls:
                 severity="warning",
                 timeout=10,
             )
-        causes = {
-            str(job): "! crash" if c.by_knob else "random crash"
-            for c in snap.crashes
-            if c.committed
-            for job in c.jobs
-        }
         with contextlib.suppress(NoMatches):
-            self._app.stale_table.set_crash_causes(causes)
+            self._app.stale_table.set_crash_causes(crash_causes(snap))
+
+    def state(self) -> LoadState | None:
+        """The generator as a recording keeps it with each frame (demo --record)."""
+        snap = self.stats
+        if snap is None:
+            return None
+        return LoadState(
+            strategy=snap.strategy,
+            hold_tx=snap.hold_tx,
+            done_per_s=snap.completions_per_s,
+            claim_p95_ms=snap.recent_latency.p95,
+            lock_waits_per_s=snap.lock_waits_per_s,
+            lock_errors_per_s=snap.lock_errors_per_s,
+            live_workers=snap.live_workers,
+            target_workers=snap.target_workers,
+            crashes=crash_causes(snap),
+        )
 
     def help_sections(self) -> list[tuple[str, Iterable]]:
         return [("load generator", LOADGEN_BINDINGS)]

@@ -14,12 +14,13 @@ from textual.app import ScreenStackError
 from textual.css.query import NoMatches
 from textual.widgets import Tab, TabbedContent
 
-from dashboard.models import QueueSpec, Snapshot
+from dashboard.models import LoadState, QueueSpec, Snapshot
 from dashboard.ui import layout
 from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.layout import BROWSER_TAB, PANELS
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.loadgen_panel import RecordedLoadStrip
 from dashboard.ui.widgets.plots import HistoryPlot
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import StatusBar
@@ -139,6 +140,12 @@ class MainView:
                 table.update_from(self._app.snapshot)
             self.label_tabs()
         return locks.describe()
+
+    def show_recorded_load(self, load: LoadState) -> None:
+        """A replayed demo: the generator's knobs and rates in a strip, and the stale leases
+        its crashes made marked as the live demo marks them."""
+        self._app.query_one(RecordedLoadStrip).show(load)
+        self.stale_table.set_crash_causes(dict(load.crashes))
 
     def show_panel(self, table_id: str) -> None:
         pane_id = next(p for p, t, _ in PANELS if t == table_id)

@@ -14,6 +14,7 @@ from textual.widgets import Static
 from dashboard.loadgen import LoadSnapshot, WorkerStats
 from dashboard.loadgen.demo import FIRST_RUN_HINT, describe
 from dashboard.loadgen.stats import COUNTERS, RATE_WINDOW_S
+from dashboard.models import LoadState
 from dashboard.render.fit import GAP
 from dashboard.text.untrusted import escape_controls
 from dashboard.ui.widgets.keyedtable import Col, KeyedTable
@@ -112,6 +113,34 @@ class LoadStrip(Static):
             line.append(GAP + (part.short if short else part.label), "dim")
             line.append(part.value, part.style)
         self.update(line)
+
+
+class RecordedLoadStrip(Static):
+    """A replayed demo's load generator, as its frames kept it (demo --record): the knobs
+    and the rates that caused what the tables show. Hidden where frames carry none."""
+
+    DEFAULT_CSS = """
+    RecordedLoadStrip { height: 1; display: none; background: $boost; }
+    RecordedLoadStrip.-shown { display: block; }
+    """
+
+    def show(self, load: LoadState) -> None:
+        p95 = "-" if load.claim_p95_ms is None else ms_unit(load.claim_p95_ms)
+        parts = [
+            (load.strategy, "bold"),
+            (f"hold-tx {'on' if load.hold_tx else 'off'}", "bold yellow" if load.hold_tx else ""),
+            (f"done {rate(load.done_per_s)}/s", "green"),
+            (f"claim p95 {p95}", ""),
+            (f"lock waits {rate(load.lock_waits_per_s)}/s", ""),
+            (f"lock err {rate(load.lock_errors_per_s)}/s", ""),
+            (f"workers {load.live_workers}/{load.target_workers}", ""),
+        ]
+        line = Text(" load (recorded) ", "bold reverse", no_wrap=True, overflow="ellipsis")
+        for text, style in parts:
+            line.append(GAP)
+            line.append(text, style)
+        self.update(line)
+        self.add_class("-shown")
 
 
 class LoadStory(Static):
