@@ -19,6 +19,11 @@ from dashboard import db
 
 _counter = itertools.count()
 
+if os.environ.get("QUEUETOP_STOCK_UI"):  # the UI tests on the toolkit's stock path
+    import stock_svg
+
+    stock_svg.install()  # SVG snapshots compared as cells (see stock_svg.py)
+
 
 @pytest.fixture(scope="session")
 def server_pool() -> Iterator[servers.Pool]:

@@ -1,6 +1,6 @@
 """A small app on a real terminal for test_ui_quiet_input.py: `python quiet_input_app.py
 quiet|textual LOG`. `quiet` is a PlainApp (queuetop's apps' base, which picks
-ui/quiet_driver.py's driver), `textual` a plain Textual App (Textual's LinuxDriver). It
+ui/forks/quiet_driver.py's driver), `textual` a plain Textual App (Textual's LinuxDriver). It
 writes to LOG the input thread's native id once mounted, then every key it receives;
 `q` quits."""
 

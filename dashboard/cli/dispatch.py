@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from typing import Any
 
@@ -90,6 +91,16 @@ def build_parser(command: str | None = None, *, subcommands: bool = True) -> One
     return parser
 
 
+def log_forks() -> None:
+    """Under --debug: why a piece of the UI's toolkit forks (dashboard/ui/forks) or of the
+    embedded server's internals (dashboard/embedded_internals.py) runs on the stock path,
+    once each, on stderr."""
+    log = logging.getLogger("queuetop.forks")
+    if not log.handlers:
+        log.addHandler(logging.StreamHandler(sys.stderr))
+    log.setLevel(logging.DEBUG)
+
+
 def run(argv: list[str]) -> int:
     redact.remember_given(argv)  # before parsing: a usage error may quote any argument
     command = command_of(argv)
@@ -97,6 +108,8 @@ def run(argv: list[str]) -> int:
     parser = build_parser(command, subcommands=command is not None or "--version" not in argv)
     args = parser.parse_args(argv)
     debug = args.debug or getattr(args, "sub_debug", False)
+    if debug:
+        log_forks()
     try:
         return int(args.handler(args) or 0)
     except UserError as exc:

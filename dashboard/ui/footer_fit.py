@@ -11,7 +11,9 @@ from dataclasses import replace
 
 from textual.app import App
 
+from dashboard.ui.forks.bindings import binding_table
 from dashboard.ui.loadgen_controls import LOADGEN_ACTIONS
+from dashboard.ui.widgets.fitting_footer import LEFT_OUT
 
 NARROW_BELOW = 110  # columns: the main screen's compact layout starts here too
 # in the footer only where there is room for them
@@ -40,13 +42,18 @@ def footer_keys(narrow: bool, demo: bool) -> set[str]:
 def fit_footer(app: App, width: int, demo: bool) -> None:
     """Show the footer keys that fit `width` columns (see footer_keys).
 
-    Binding.show is fixed per binding, so the app's own binding map is edited; if a
-    Textual release moves it, every key simply stays in the footer.
+    Binding.show is fixed per binding, so the app's own binding map is edited (the
+    `bindings` piece, forks/bindings.py); with the piece off, or if a Textual release moves
+    the map, the footer leaves the keys out itself (FittingFooter, by action).
     """
-    table = getattr(getattr(app, "_bindings", None), "key_to_bindings", None)
-    if not isinstance(table, dict):
-        return
     shown = footer_keys(width < NARROW_BELOW, demo)
+    table = binding_table(app)
+    if table is None:  # the footer leaves them out itself (widgets/fitting_footer.py)
+        left_out = frozenset(OPTIONAL - shown)
+        if getattr(app, LEFT_OUT, None) != left_out:
+            setattr(app, LEFT_OUT, left_out)
+            app.refresh_bindings()
+        return
     changed = False
     for items in table.values():
         for i, b in enumerate(items):

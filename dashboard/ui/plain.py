@@ -59,20 +59,19 @@ class PlainApp(App[ReturnType]):
         )
 
     def get_default_screen(self) -> Screen:
-        """Textual's default screen, drawn by a compositor that renders only the lines a
-        partial update changes (ui/line_compositor.py)."""
-        from dashboard.ui.line_compositor import LineScreen
+        """Textual's default screen; with the `compositor` piece on (forks/compositor.py),
+        drawn by a compositor that renders only the lines a partial update changes."""
+        from dashboard.ui.forks.compositor import screen_class
 
-        return LineScreen(id="_default")
+        return screen_class()(id="_default")
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver, but on a Linux/macOS terminal one whose input thread sleeps
-        between keys (ui/quiet_driver.py); a driver chosen by TEXTUAL_DRIVER (serve, tests)
-        is kept."""
-        driver_class = super().get_driver_class()
-        if driver_class.__name__ == "LinuxDriver":  # not imported elsewhere: it needs termios
-            from dashboard.ui.quiet_driver import QuietLinuxDriver
+        """Textual's driver; with the `driver` piece on (forks/driver.py), on a Linux/macOS
+        terminal one whose input thread sleeps between keys. A driver chosen by
+        TEXTUAL_DRIVER (serve, tests) is kept."""
+        from dashboard.ui import forks
+        from dashboard.ui.forks.driver import driver_class
 
-            if issubclass(QuietLinuxDriver, driver_class):
-                return QuietLinuxDriver
-        return driver_class
+        forks.stock()  # each piece decided (and under --debug, said) before the terminal
+        # is taken
+        return driver_class(super().get_driver_class())

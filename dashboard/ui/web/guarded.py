@@ -22,7 +22,9 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
-from textual_serve.server import Server, to_int
+from textual_serve.server import to_int
+
+from dashboard.ui.forks.serve import RoutedServer
 
 log = logging.getLogger("queuetop-serve")
 
@@ -52,7 +54,7 @@ def clamp_size(width: int, height: int) -> tuple[int, int]:
     return max(1, min(width, MAX_COLS)), max(1, min(height, MAX_ROWS))
 
 
-class GuardedServer(Server):
+class GuardedServer(RoutedServer):
     """A textual-serve Server that only the holder of the printed URL can use."""
 
     def __init__(self, *args, secret: str, max_tabs: int, **kwargs) -> None:
@@ -69,7 +71,7 @@ class GuardedServer(Server):
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints a banner with the URL; the CLI prints ours instead."""
 
-    async def _make_app(self) -> web.Application:
+    async def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers])
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
         app.add_routes(

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from dashboard.ui.forks.scroll import set_virtual_size
 from dashboard.ui.widgets.columns import Col, fit, fit_columns, justify
 
 __all__ = ["Col", "KeyedTable", "fit", "fit_columns"]
@@ -197,12 +198,10 @@ class KeyedTable(ScrollView, can_focus=True):
         size = Size(self._width, len(keys) + 1)
         if size != self.virtual_size:
             # Setting virtual_size lays out the whole screen, but a table's size on screen does
-            # not depend on its rows: only a scrollbar that appears or goes needs a layout, and
-            # setting the scrollbar flags (in _scroll_update) asks for one then. A hidden tab's
-            # table gets its layout when it is shown.
-            self.set_reactive(KeyedTable.virtual_size, size)
-            if shown:
-                self._scroll_update(size)
+            # not depend on its rows: the `scroll` piece (forks/scroll.py) lays it out only
+            # when a scrollbar appears or goes. A hidden tab's table gets its layout when it
+            # is shown.
+            set_virtual_size(self, size, shown)
         if was_visible and not self._row_visible(self.cursor_row):
             self._scroll_to_cursor()
         if not shown:
@@ -339,7 +338,10 @@ class KeyedTable(ScrollView, can_focus=True):
         if key is not None:
             self.post_message(self.RowSelected(self, key, self.items[key]))
 
-    def _on_click(self, event: events.Click) -> None:
+    def on_click(self, event: events.Click) -> None:
+        # Widget's own click handling (its text selection on a double click) stays off, as
+        # when this overrode it
+        event.prevent_default()
         offset = event.get_content_offset(self)
         if offset is None or offset.y < 1:
             return

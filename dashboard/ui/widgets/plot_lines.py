@@ -20,8 +20,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plotext import _utility as ut
-
 Series = tuple[Sequence[float], Sequence[float], object]  # xs, ys, colour
 X_DOTS, Y_DOTS = 2, 4  # a braille cell: 2 dots wide, 4 high
 
@@ -32,7 +30,7 @@ def canvas_coords(data: Sequence[float], lim: Sequence[float], bins: int) -> lis
     lo, hi = lim
     out = []
     for el in data:
-        n = (0.5 + (bins - 1) * (el - lo) / (hi - lo)) * 100000000  # as ut.round(v, 8)
+        n = (0.5 + (bins - 1) * (el - lo) / (hi - lo)) * 100000000  # as plotext's round(v, 8)
         f = math.floor(n)
         out.append(math.floor((f if n - f < 0.5 else math.ceil(n)) * 1e-08))
     return out
@@ -43,11 +41,15 @@ Coords = tuple[list[int], list[int], object]  # a series' points as canvas dots,
 
 def _mask_chars() -> list[str]:
     """Braille character by dot mask: bit i is dot i of plotext's code for a cell (its dot
-    rows top first, two dots a row)."""
-    return [
-        ut.braille_codes[tuple((mask >> i) & 1 for i in range(X_DOTS * Y_DOTS))]
+    rows top first, two dots a row), as Unicode numbers a braille cell's dots (1-2-3-7 down
+    the left column, 4-5-6-8 down the right); no dot is a blank, as in plotext."""
+    unicode_bit = [0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80]  # by plotext's dot
+    chars = [
+        chr(0x2800 + sum(bit for i, bit in enumerate(unicode_bit) if mask >> i & 1))
         for mask in range(1 << (X_DOTS * Y_DOTS))
     ]
+    chars[0] = " "
+    return chars
 
 
 BRAILLE = _mask_chars()
@@ -124,7 +126,7 @@ class Cells:
 
     @classmethod
     def of(cls, matrix) -> Cells:
-        """Read plotext's matrix (after its _build_matrix)."""
+        """Read plotext's matrix (forks/plot_frame.frame_matrix)."""
         return cls(
             [r[:] for r in matrix.marker],
             [r[:] for r in matrix.fullground],

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plotext._utility import colors_to_ansi
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+
+from dashboard.ui.forks.plot_frame import colored
 
 _CONSOLE = Console()
 
@@ -18,9 +19,7 @@ _CONSOLE = Console()
 @lru_cache(maxsize=256)
 def _rich_style(fullground, style, background) -> Style:
     """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
-    return Text.from_ansi(colors_to_ansi(fullground, style, background) + "x").get_style_at_offset(
-        _CONSOLE, 0
-    )
+    return Text.from_ansi(colored(fullground, style, background)).get_style_at_offset(_CONSOLE, 0)
 
 
 def line_style(color) -> Style:

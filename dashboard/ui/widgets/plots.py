@@ -8,6 +8,7 @@ from textual.strip import Strip
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
+from dashboard.ui.forks import plot_frame
 from dashboard.ui.history import History
 from dashboard.ui.widgets import plot_lines
 from dashboard.ui.widgets.plot_axes import (
@@ -27,7 +28,8 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # Rich's "yellow" (the titles, the state panel) uses. Dead is 135 (a violet of the fixed
 # 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
 ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
-_FRAME_ERRORS = (AttributeError, IndexError, TypeError)  # plotext's internals moved
+# plotext's internals moved, or the plot_frame piece is off (FrameUnavailable, forks/plot_frame.py)
+_FRAME_ERRORS = (AttributeError, IndexError, TypeError)
 # A plot is drawn again at most this often (seconds of its data, not of the clock): the
 # header, the state panel and the tables show every poll, and a history of minutes loses
 # nothing by a line that moves every 2 s (the default interval) at faster refreshes.
@@ -227,21 +229,15 @@ class HistoryPlot(PlotextPlot):
         """The frame's rows, built by plotext at this size and theme when its limits, ticks,
         size or theme changed, and kept until they change again. True: built now."""
         width, height = self.size
-        theme = self._get_plotext_theme_name(self.app.theme)
+        theme = plot_frame.theme_name(self)  # FrameUnavailable (the stock path) when off
         key = (self.size, theme, self._lims, tuple(self._ticks), bool(self._lines))
         if key == self._frame_key:
             return False
         # one point far off the canvas stands for the lines, so that plotext draws the
         # axes as it does for data
         stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
-        plot = self._frame
-        self._configure(plot, stand_in)
-        plot.plotsize(width, height)
-        plot._set_size(width, height)
-        plot.theme(theme)
-        plot._set_sizes()
-        plot._build_matrix()
-        m = plot.monitor.matrix
+        self._configure(self._frame, stand_in)
+        m = plot_frame.frame_matrix(self._frame, width, height, theme)
         self._canvas = (m.Cols_canvas, m.Rows_canvas)
         self._frame_rows = [
             FrameRow.of(m, r, self._canvas[0], width)

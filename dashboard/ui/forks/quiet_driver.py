@@ -1,4 +1,5 @@
-"""A terminal driver whose input thread sleeps while no key is pending.
+"""A terminal driver whose input thread sleeps while no key is pending (the `driver` piece:
+see forks/__init__.py; forks/driver.py switches it).
 
 Textual's LinuxDriver reads the terminal in a thread that wakes every 0.1 s, input or not
 (`selector.select(0.1)`, so that a lone Escape is flushed once ESCDELAY has passed and the
@@ -68,7 +69,7 @@ class QuietLinuxDriver(LinuxDriver):
         selector = selectors.SelectSelector()
         selector.register(self.fileno, selectors.EVENT_READ)
         selector.register(self._wake_read, selectors.EVENT_READ)
-        parser = XTermParser(self._debug)
+        parser = XTermParser(getattr(self, "_debug", False))
         decode = getincrementaldecoder("utf-8")().decode
         last_input = time.monotonic()  # the first ticks answer the start's own queries
 

@@ -1,4 +1,5 @@
-"""A compositor whose partial updates draw only the lines that changed.
+"""A compositor whose partial updates draw only the lines that changed (the `compositor`
+piece: see forks/__init__.py; forks/compositor.py switches it).
 
 Textual's partial update joins the changed regions into one box and has every widget that
 touches the box render all of its lines, then sends only the changed spans. On the
