@@ -123,8 +123,9 @@ def test_a_waiter_that_moved_on_is_holder_and_waiter(dsn, connect, background):
         h2.execute(f"SELECT id FROM {JOBS} WHERE id = 2 FOR UPDATE")
         h1.execute(f"UPDATE {JOBS} SET status = 'done' WHERE id = 1")
         h1.commit()
-        wait_until(lambda: blocking(h2, w1.info.backend_pid) == [h2.info.backend_pid])
-        wait_until(lambda: blocking(h2, w2.info.backend_pid) == [w1.info.backend_pid])
+        # a guard against a hang (30 s: a loaded 2-core CI took over 10 s to get there)
+        wait_until(lambda: blocking(h2, w1.info.backend_pid) == [h2.info.backend_pid], 30)
+        wait_until(lambda: blocking(h2, w2.info.backend_pid) == [w1.info.backend_pid], 30)
         truth = rowlocks(h2)
         snap = watching.poll(mon)
         fresh = monitor.collect(mon, spec)  # a first look (`snapshot`) sees it too: w2 waits

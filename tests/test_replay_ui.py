@@ -209,8 +209,16 @@ async def settled(pilot) -> None:
         await pilot.pause()
         if app.snapshot is not None:
             break
-    await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
+    seen, still = None, 0
+    for _ in range(200):  # the underline at rest: the same place three pauses running
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        line = app.query_one("#tables").query_one("Underline")
+        now = (line.highlight_start, line.highlight_end)
+        still = still + 1 if now == seen else 0
+        seen = now
+        if still >= 3:
+            return
 
 
 def test_replay_snapshot(snap_compare, recording, utc):
