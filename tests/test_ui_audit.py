@@ -176,21 +176,3 @@ def test_with_an_audit_file_the_screen_reads_the_file(dsn, tmp_path):
             assert f"{audit_file}: 1 latest record" in "\n".join(screen_lines(app))
 
     asyncio.run(go())
-
-
-def test_a_wide_audit_screen_names_each_actions_table(utc):
-    # a recording's or a shared trail's records may be of several queues: the table says
-    # which (a session's cancel or terminate has none: '-')
-    async def go():
-        app = fixed_app()
-        async with app.run_test(size=(200, 40)) as pilot:
-            await open_fixed_audit(pilot)
-            table = app.screen.query_one(AuditTable)
-            tables = {table.cell_text(key, "table").strip() for key in table.items}
-            actions = {r.action for r in table.items.values()}
-            assert "queuetop_demo.jobs" in tables
-            assert ("-" in tables) == bool(actions & {"terminate", "cancel"})
-            header = next(line for line in screen_lines(app) if " target " in line)
-            assert " table " in header, header
-
-    asyncio.run(go())

@@ -43,8 +43,6 @@ class AuditTable(KeyedTable):
         Col("at", "at", 14),
         Col("action", "action", 11),
         Col("target", "target", 7, "right"),
-        # the queue the action was on ('-': a session's cancel or terminate)
-        Col("table", "table", 18, drop=3),
         Col("change", "from -> to", 20, drop=2),
         Col("outcome", "outcome", 26),
         Col("reason", "reason", 12, fill=True, drop=1),
@@ -72,7 +70,6 @@ class AuditTable(KeyedTable):
             when(r.at),
             r.action,
             r.target,
-            r.queue_table or "-",
             f"{r.was} -> {r.to_state or '-'}",
             r.what_happened,
             one_line(r.reason or "-", 200),
