@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 # the snapshot's type hints name these (the recorder reads a snapshot back by its hints)
@@ -240,6 +241,7 @@ class Snapshot:
     # the demo's load generator at this poll (demo --record keeps it; None elsewhere)
     load: LoadState | None = None
 
+    @cached_property  # read by the waiting and idle tabs and by incident: once per poll
     def queue_pids(self) -> frozenset[int]:
         """The sessions that concern this queue: those holding or awaiting a lock on its
         table, holding its rows, or queued on one of its rows, and every session of a wait

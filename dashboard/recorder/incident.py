@@ -226,7 +226,7 @@ class _Pass:
         if not snap.waiting:
             return
         # the queue's own pile-up first: a longer chain on another table is not its root
-        ours = snap.queue_pids()
+        ours = snap.queue_pids
         chain = max(
             (w.chain for w in snap.waiting), key=lambda c: (bool(ours & set(c)), len(c)), default=()
         )

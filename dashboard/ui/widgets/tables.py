@@ -68,7 +68,7 @@ class QueueScoped:
 
     def in_scope(self, snap: Snapshot) -> frozenset[int] | None:
         """The pids shown, or None for every session."""
-        return snap.queue_pids() if self.queue_only else None
+        return snap.queue_pids if self.queue_only else None
 
 
 class WaitingTable(QueueScoped, KeyedTable):
