@@ -2,6 +2,10 @@
 one poll (snapshot.py). Every layer imports them from here."""
 
 from dashboard.models.snapshot import (
+    LATENCY_BUCKETS,
+    Durations,
+    GroupLatency,
+    Latency,
     GroupStats,
     IdleTransaction,
     LoadState,
@@ -40,6 +44,10 @@ from dashboard.models.spec import (
 )
 
 __all__ = [
+    "LATENCY_BUCKETS",
+    "Durations",
+    "GroupLatency",
+    "Latency",
     "ACTIVE_ROLES",
     "DERIVED_ONLY",
     "FINISHED_ROLES",

@@ -158,6 +158,67 @@ class GroupStats:
     stale_leases: int
 
 
+# Upper bounds (seconds) of the latency buckets: the `le` labels of the exported
+# histograms, and what the screen's percentiles are interpolated between where a bucket
+# count is all a reader has.
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    300.0,
+    900.0,
+    3600.0,
+)
+
+
+@dataclass(frozen=True)
+class Durations:
+    """One kind of duration (wait: ready or due until started; run: started until
+    finished) over the jobs of a window: how many, their sum, the percentiles, and how
+    many fell at or below each of LATENCY_BUCKETS (cumulative, as Prometheus's `le`)."""
+
+    count: int
+    sum_s: float
+    p50_s: float | None
+    p95_s: float | None
+    p99_s: float | None
+    buckets: tuple[int, ...] = ()  # one per LATENCY_BUCKETS, cumulative
+
+
+@dataclass(frozen=True)
+class GroupLatency:
+    """How long the jobs of one group (None: the whole queue) waited and ran lately.
+    `wait` or `run` is None where the spec lacks the timestamps it needs (`missing`
+    names them) or the section could not be read (Latency.error)."""
+
+    group: str | None
+    wait: Durations | None
+    run: Durations | None
+    finished: int  # jobs that finished in the window (done, failed and dead)
+    failed: int  # of them, the ones that ended failed or dead (or failed an attempt)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Wait and run times over the last `window_s` seconds, for the queue and per group."""
+
+    window_s: float
+    queue: GroupLatency
+    groups: tuple[GroupLatency, ...] = ()
+    # the timestamps the spec would need for what is not measured, each a sentence naming
+    # the column or flag that would enable it ("wait time needs a start time: --started-at")
+    missing: tuple[str, ...] = ()
+    # why this poll's latency is older than the poll or absent (a timeout, a paced read)
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class SectionState:
     """One section of a poll: how old its data is and what reading it costs.
@@ -240,6 +301,8 @@ class Snapshot:
     unknowns: tuple[str, ...] = ()
     # the demo's load generator at this poll (demo --record keeps it; None elsewhere)
     load: LoadState | None = None
+    # how long jobs waited and ran lately (None: not read, or the spec cannot tell)
+    latency: Latency | None = None
 
     @cached_property  # read by the waiting and idle tabs and by incident: once per poll
     def queue_pids(self) -> frozenset[int]:
