@@ -41,7 +41,7 @@ async def _the_job_list_keeps_its_keys_in_sight(dsn, connect):
         await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
         footer = visible_lines(app)[-1]
         assert "Enter Look up" in footer and "Esc Close" in footer, footer
-        assert "Quit" not in footer and "Job by id" not in footer, footer
+        assert "Quit" not in footer and "Job id" not in footer, footer
         await pilot.press(*" ".join(map(str, ids)), "enter")
         await until(pilot, lambda: isinstance(app.screen, JobListScreen))
         listing = app.screen
@@ -54,7 +54,7 @@ async def _the_job_list_keeps_its_keys_in_sight(dsn, connect):
             footer = lines[-1]  # the footer names this screen's keys, not the dashboard's
             for key in ("R Requeue", "F Force requeue", "D Dead-letter", "Esc Close"):
                 assert key in footer, footer
-            for other in ("Mark", "Quit", "Job by id", "Panels"):
+            for other in ("Mark", "Quit", "Job id", "Panels"):
                 assert other not in footer, footer
 
         keys_in_sight()

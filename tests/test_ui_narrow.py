@@ -73,7 +73,8 @@ def footer_keys_whole(app, width: int) -> set[str]:
     """The footer's keys as drawn on the screen, each of them whole: their actions."""
     footer = app.query_one(Footer)
     bottom = screen_lines(app)[-1]
-    assert bottom.rstrip().endswith("^p palette"), bottom
+    # the palette key where there is room; on a narrow screen its room goes to j, A and L
+    assert bottom.rstrip().endswith("^p palette") == (width >= 110), bottom
     assert footer.max_scroll_x == 0 or footer.scroll_x == 0, bottom
     keys = [k for k in footer.query(FooterKey) if k.display and all(a.display for a in k.ancestors)]
     assert keys
@@ -93,6 +94,18 @@ def test_the_footer_shows_each_of_its_keys_whole(size):
         shown = footer_keys_whole(pilot.app, size[0])
         # the knobs of the demo's story, and a way to every other key
         assert {"cycle_strategy", "toggle_hold_tx", "help"} <= shown, shown
+
+    run(demo_app(), body, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_the_palette_opens_with_ctrl_p_where_the_footer_leaves_it_out(size):
+    from textual.command import CommandPalette
+
+    async def body(pilot):
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, CommandPalette), pilot.app.screen
 
     run(demo_app(), body, size=size)
 
@@ -188,3 +201,26 @@ def test_the_jobs_legend_is_drawn_in_its_lines_colours(theme):
         assert len(set(legend.values())) == 4  # four roles, four colours
 
     run(demo_app(spread_history()), body, size=(160, 50))  # tall: a row for each line
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+def test_a_live_demos_footer_shows_the_lookup_the_audit_and_the_lab_whole(dsn, size):
+    """At 80x24 the footer lost j, A and L (the palette key's room is theirs there); on a
+    live dashboard they are shown whole at every size, with the demo's s and t and help."""
+    from test_ui_live import demo_spec as live_demo_spec
+
+    app = QueuetopApp(
+        live_demo_spec(dsn),
+        dsn,
+        interval=5.0,
+        loadgen=FixedLoadGen(replace(fixed_load_snapshot(), completions_per_s=175.0)),
+    )
+
+    async def body(pilot):
+        for _ in range(3):
+            await pilot.pause()
+        shown = footer_keys_whole(pilot.app, size[0])
+        wanted = {"cycle_strategy", "toggle_hold_tx", "help", "quit"}
+        assert wanted | {"lookup_jobs", "show_audit", "open_lab"} <= shown, shown
+
+    run(app, body, size=size)

@@ -75,7 +75,7 @@ async def _palette_requeues_the_lease_under_the_cursor(dsn, connect):
                 "open tab 2 (waiting) or 3 (idle)" in str(n.message) for n in app._notifications
             ),
         )
-        await run_from_palette(pilot, app, "Job by id")  # a priority key, run from a dialog
+        await run_from_palette(pilot, app, "Job id")  # a priority key, run from a dialog
         await until(pilot, lambda: isinstance(app.screen, JobLookupScreen))
 
 

@@ -85,12 +85,15 @@ APP_BINDINGS = [
         tooltip="The job browser: failed, dead, ready, scheduled, running or done jobs, a "
         "page at a time, to look at and act on",
     ),
+    # hidden by check_action unless a load generator runs; before j, A and L so that a
+    # footer too narrow for all leaves those out (help lists them), never the demo's s, t
+    *LOADGEN_BINDINGS,
     # priority: handled as it arrives, before the keys typed after it are sent on to
     # the table in focus (see RecoveryController.look_up); in a dialog it skips
     Binding(
         "j",
         "lookup_jobs",
-        "Job by id",
+        "Job id",
         priority=True,
         tooltip="Look up any job by id, then requeue or dead-letter it",
     ),
@@ -107,6 +110,5 @@ APP_BINDINGS = [
         tooltip="The contention lab: each claim strategy short and held, a deadlock and a "
         "lock_timeout, measured one after another on a scratch table (needs CREATE)",
     ),
-    *LOADGEN_BINDINGS,  # hidden by check_action unless a load generator runs
     *REPLAY_BINDINGS,  # hidden by check_action unless replaying (they take p + - A then)
 ]

@@ -27,16 +27,26 @@ OPTIONAL = {
     "open_lab",
     *LOADGEN_ACTIONS,
 }
-# on a narrow screen: the refresh speed, and in the demo the two knobs of its story (s, t)
-NARROW = {"faster", "slower"}
-NARROW_DEMO = {"cycle_strategy", "toggle_hold_tx"}
+# on a narrow screen (where the palette key leaves the footer: ^p still opens it, and help
+# lists it): the job lookup, the audit and the lab, with the refresh speed; in the demo the
+# two knobs of its story (s, t) take the speed's place
+NARROW_ALWAYS = {"lookup_jobs", "show_audit", "open_lab"}
+NARROW = {"faster", "slower"} | NARROW_ALWAYS
+NARROW_DEMO = {"cycle_strategy", "toggle_hold_tx"} | NARROW_ALWAYS
 
 
-def footer_keys(narrow: bool, demo: bool) -> set[str]:
-    """The optional actions the footer shows."""
-    if not narrow:
-        return set(OPTIONAL)
-    return NARROW | NARROW_DEMO if demo else set(NARROW)
+# below this width the demo's footer leaves out the poll-now and exact-count keys, so that
+# its load keys and j, A, L fit beside the rest
+DEMO_FULL_FROM = 140
+
+
+def footer_keys(width: int, demo: bool) -> set[str]:
+    """The optional actions the footer shows at `width` columns."""
+    if width < NARROW_BELOW:
+        return set(NARROW_DEMO) if demo else set(NARROW)
+    if demo and width < DEMO_FULL_FROM:
+        return OPTIONAL - {"refresh_now", "exact_counts"}
+    return set(OPTIONAL)
 
 
 def fit_footer(app: App, width: int, demo: bool) -> None:
@@ -46,7 +56,7 @@ def fit_footer(app: App, width: int, demo: bool) -> None:
     `bindings` piece, forks/bindings.py); with the piece off, or if a Textual release moves
     the map, the footer leaves the keys out itself (FittingFooter, by action).
     """
-    shown = footer_keys(width < NARROW_BELOW, demo)
+    shown = footer_keys(width, demo)
     table = binding_table(app)
     if table is None:  # the footer leaves them out itself (widgets/fitting_footer.py)
         left_out = frozenset(OPTIONAL - shown)

@@ -90,6 +90,8 @@ def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -
     """Small terminals keep the tables and two smaller plots, and a footer of the keys
     that fit; tall ones give the plots room."""
     screen.set_class(width < NARROW_BELOW or height < 32, "-compact")
+    # at 80 columns `^p palette` took the room of three keys; ^p still opens it (help says so)
+    screen.query_one(FittingFooter).show_command_palette = width >= NARROW_BELOW
     fit_footer(screen.app, width, demo=load is not None)
     screen.set_class(height >= 45, "-tall")
 
