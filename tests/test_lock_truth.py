@@ -277,3 +277,35 @@ def test_held_rows_of_a_snapshot_name_the_mode_of_a_multixact_member(dsn, connec
         b.info.backend_pid: ("keysh", (1,)),
     }
     assert "FOR KEY SHARE" in rows[a.info.backend_pid].describe()
+
+
+def test_a_held_claim_that_passed_over_finished_rows_says_so(dsn, connect, background):
+    """Issue 32: a held FOR UPDATE claim showed one worker holding three rows, unexplained.
+    A claim queued on a row whose holder finishes it locks the row's new version, finds it
+    no longer ready, keeps that lock and takes the next row: pgrowlocks shows it holding
+    both; the locks tab says which one it claimed and how many finished ones it holds."""
+    spec = setup_demo(dsn, jobs=4)
+    holder = connect(application_name="holder")
+    holder.execute(CLAIM)
+    waiter = connect(application_name="waiter")
+    claim = background(lambda: waiter.execute(CLAIM).fetchall())
+    wait_until(lambda: is_waiting_on_lock(holder, waiter.info.backend_pid))
+    mon = db.connect_monitor(dsn)
+    watching = monitor.Monitor(spec)
+    watching.poll(mon)  # the dashboard polls on: it sees the waiter queued for job 1
+    holder.execute(f"UPDATE {JOBS} SET status = 'done' WHERE id = 1")
+    holder.commit()
+    assert claim.join() == [(2,)]
+    pid = waiter.info.backend_pid
+    truth = connect(autocommit=True)
+    held = {job for job, pids in rowlocks(truth).items() if pid in pids}
+    status = dict(truth.execute(f"SELECT id, status FROM {JOBS} WHERE id = ANY(%s)", (list(held),)))
+    finished = sorted(job for job in held if status[job] == "done")
+    assert held == {1, 2} and finished == [1], (held, status)  # PostgreSQL's own account
+    with mon:
+        snap = watching.poll(mon)
+    rows = held_rows(snap)[pid]
+    assert (rows.rows, rows.passed_over, rows.active_ids) == (len(held), len(finished), (2,))
+    assert rows.target(16) == "job 2 +1 finished"
+    assert "passed over" in rows.describe()
+    waiter.rollback()

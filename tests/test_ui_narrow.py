@@ -224,3 +224,21 @@ def test_a_live_demos_footer_shows_the_lookup_the_audit_and_the_lab_whole(dsn, s
         assert wanted | {"lookup_jobs", "show_audit", "open_lab"} <= shown, shown
 
     run(app, body, size=size)
+
+
+def test_the_workers_table_keeps_pid_claimed_and_done_at_80x24():
+    """Beside the counters 80 columns left the workers table a name and a state; on a narrow
+    screen it goes above them, the width of the screen."""
+
+    async def body(pilot):
+        await pilot.press("5")
+        await pilot.pause()
+        await pilot.pause()
+        app = pilot.app
+        table = app.query_one("#loadgen-workers")
+        header = screen_lines(app)[table.region.y]
+        for name in ("worker", "state", "pid", "claimed", "done"):
+            assert name in header.split(), header
+        assert table.region.right <= 80 and table.region.width > 70, table.region
+
+    run(demo_app(), body)

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from dashboard.models import LockInfo, Snapshot
+from dashboard.models import FINISHED_ROLES, LockInfo, Snapshot
 
 # A tuple lock's mode is the row-level lock its statement asked for (heapam's
 # tupleLockExtraInfo): FOR KEY SHARE, FOR SHARE, FOR NO KEY UPDATE (an UPDATE that keeps
@@ -52,6 +52,12 @@ class HeldRows:
     job_ids: tuple[Any, ...]  # the first few
     queue: str
     mode: str | None = None  # a multixact member's mode; None: a plain xmax (not known)
+    # Of `rows`, those that read finished (done, failed, dead): rows the session queued for
+    # while another transaction held them, locked once that one finished them, and passed
+    # over as no longer matching. PostgreSQL keeps such a lock until the transaction ends,
+    # so a held FOR UPDATE claim can hold several rows while it works on one.
+    passed_over: int = 0
+    active_ids: tuple[Any, ...] = ()  # the first few of the others (its claim)
 
     # read like a LockInfo where the locks view treats its rows alike
     locktype = "rows"
@@ -62,26 +68,62 @@ class HeldRows:
 
     def describe(self) -> str:
         how = f" ({MEMBER_MODES.get(self.mode, self.mode)})" if self.mode else ""
-        return f"row locks{how} on {jobs_text(self.job_ids, self.rows, 60)} of {self.queue}"
+        text = f"row locks{how} on {jobs_text(self.job_ids, self.rows, 60)} of {self.queue}"
+        if self.passed_over:
+            text += (
+                f"; {self.passed_over} of them finished rows it queued for and passed over "
+                "once they no longer matched (PostgreSQL keeps those locks until the "
+                "transaction ends)"
+            )
+        return text
+
+    def target(self, width: int = JOBS_WIDTH) -> str:
+        """What the locks tab's `on` column says: 'jobs 1,2', or 'job 7 +2 finished' where
+        some of the rows are finished ones it passed over."""
+        if not self.job_ids:
+            return f"{self.rows} rows of {self.queue}"
+        if not self.passed_over:
+            return f"jobs {jobs_text(self.job_ids, self.rows, width)}"
+        claimed = self.rows - self.passed_over
+        tail = f" +{self.passed_over} finished"
+        if not claimed:
+            return f"{self.passed_over} finished rows"
+        word = "job" if claimed == 1 else "jobs"
+        return f"{word} {jobs_text(self.active_ids, claimed, width - len(tail))}{tail}"
 
 
 def held_rows(snap: Snapshot) -> dict[int, HeldRows]:
     """pid -> the queue rows it holds row-locked, from the snapshot's decoded xmax (its
     mode where every row it holds is held in the same known mode)."""
     rows: Counter[int] = Counter()
+    finished: Counter[int] = Counter()
+    active: dict[int, list[Any]] = {}
     apps: dict[int, str] = {}
     modes: dict[int, set[str | None]] = {}
     for h in snap.row_lock_holders:
         rows[h.pid] += h.rows
         apps[h.pid] = h.application_name
         modes.setdefault(h.pid, set()).add(h.mode)
+        if h.role in FINISHED_ROLES:
+            finished[h.pid] += h.rows
+        else:
+            active.setdefault(h.pid, []).extend(h.job_ids)
     out = {}
     for pid, ids in snap.held_jobs.items():
         if not ids:
             continue
         mode = modes.get(pid, {None})
         one = next(iter(mode)) if len(mode) == 1 else None
-        out[pid] = HeldRows(pid, apps.get(pid, ""), max(rows[pid], len(ids)), ids, snap.queue, one)
+        out[pid] = HeldRows(
+            pid,
+            apps.get(pid, ""),
+            max(rows[pid], len(ids)),
+            ids,
+            snap.queue,
+            one,
+            passed_over=finished[pid],
+            active_ids=tuple(active.get(pid, ())),
+        )
     return out
 
 

@@ -94,6 +94,9 @@ def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -
     screen.query_one(FittingFooter).show_command_palette = width >= NARROW_BELOW
     fit_footer(screen.app, width, demo=load is not None)
     screen.set_class(height >= 45, "-tall")
+    screen.set_class(width < NARROW_BELOW, "-narrow")
+    if load is not None:
+        load.fit(screen, narrow=width < NARROW_BELOW)
 
 
 def panel_tabs(screen: Screen) -> tuple[tuple[KeyedTable, Tab], ...]:

@@ -135,6 +135,23 @@ class LoadGenControls:
             yield summary
             yield WorkersTable(id="loadgen-workers")
 
+    def fit(self, screen, narrow: bool) -> None:
+        """Beside each other where the screen is wide; on a narrow one the workers table
+        above the counters, each the width of the screen, so that its pid, claimed and done
+        columns stay (beside the counters 80 columns left room for a name and a state; the
+        strip above shows the counters' headline figures)."""
+        try:
+            box = screen.query_one("#loadgen", Horizontal)
+            workers = box.query_one("#loadgen-workers", WorkersTable)
+            summary = box.query_one("#loadgen-summary", LoadSummary)
+        except NoMatches:
+            return
+        first = box.children[0] if box.children else None
+        if narrow and first is not workers:
+            box.move_child(workers, before=summary)
+        elif not narrow and first is not summary:
+            box.move_child(summary, before=workers)
+
     def start(self) -> None:
         """Start (if the caller has not) and show the generator; call from on_mount."""
         # multiprocessing's helper process inherits sys.stderr's file descriptor, and

@@ -14,7 +14,6 @@ from dashboard.render.who_holds import (
     HeldRows,
     fold_ordinary,
     held_rows,
-    jobs_text,
     lock_kind,
     lock_state,
     lock_target,
@@ -149,11 +148,7 @@ class LocksTable(KeyedTable):
     def values(self, key: tuple, lk) -> tuple:
         n = self._counts[key]
         if isinstance(lk, HeldRows):
-            held = (
-                f"jobs {jobs_text(lk.job_ids, lk.rows, 16)}"
-                if lk.job_ids
-                else f"{lk.rows} rows of {lk.queue}"
-            )
+            held = lk.target(16)
             mode = MEMBER_MODES.get(lk.mode, lk.mode) if lk.mode else "held in the rows"
             return (lk.pid, "yes", mode, "row locks", held, lk.application_name, n, "", "")
         if isinstance(lk, FoldedLocks):
