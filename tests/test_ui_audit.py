@@ -176,3 +176,37 @@ def test_with_an_audit_file_the_screen_reads_the_file(dsn, tmp_path):
             assert f"{audit_file}: 1 latest record" in "\n".join(screen_lines(app))
 
     asyncio.run(go())
+
+
+def test_the_table_of_each_record_is_named_once_or_in_a_column(utc):
+    """Issue 32: the audit screen had no table column. One table: the status line names
+    it; records of several tables: a column names each row's (a session's is '-')."""
+    from dataclasses import replace as replaced
+
+    one = fixed_audit_page()
+    mixed = replaced(
+        one,
+        records=tuple(
+            replaced(r, queue_table="billing.jobs") if r.target == "990" else r for r in one.records
+        ),
+    )
+
+    async def go(page, size):
+        app = fixed_app()
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.push_screen(AuditScreen(lambda: page, "queuetop.audit_log"))
+            await until(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.loads)
+            await pilot.pause()
+            return screen_lines(app), app.screen.query_one(AuditTable).shown_columns()
+
+    lines, columns = asyncio.run(go(one, (120, 40)))
+    assert "7 latest records on queuetop_demo.jobs" in "\n".join(lines)
+    assert "table" not in columns
+    lines, columns = asyncio.run(go(mixed, (160, 50)))
+    assert "table" in columns and " on " not in next(x for x in lines if "latest records" in x)
+    row = {r.target: r for r in mixed.records}
+    for target, table in (("990", "billing.jobs"), ("1001", "queuetop_demo.jobs"), ("4200", "-")):
+        line = next(x for x in lines if f" {target} " in x and row[target].action in x)
+        inside = max(line.split("\u2502"), key=len)  # the modal's row, no borders
+        assert inside.rstrip().endswith(" " + table), line

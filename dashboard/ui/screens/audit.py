@@ -49,6 +49,18 @@ class AuditTable(KeyedTable):
         Col("who", "who", 16, drop=3),
     )
 
+    # where the records are of several tables: which one each is on (a session's cancel or
+    # terminate is on none: '-'); first to go on a narrow screen (Enter has it)
+    TABLE = Col("table", "table", 18, drop=4)
+
+    def name_tables(self, on: bool) -> None:
+        """Show the table column (records of several tables) or not (one table: the
+        status line names it)."""
+        columns = (*type(self).COLUMNS, self.TABLE) if on else type(self).COLUMNS
+        if self.COLUMNS != columns:
+            self.COLUMNS = columns
+            self._set_layout(self.size.width - self.styles.scrollbar_size_vertical)
+
     def cell_style(self, column: str, value: object) -> str | None:
         if column != "outcome":
             return None
@@ -74,7 +86,8 @@ class AuditTable(KeyedTable):
             r.what_happened,
             one_line(r.reason or "-", 200),
             r.who,
-        )
+            r.queue_table or "-",
+        )[: len(self.COLUMNS)]
 
 
 class AuditLoaded(Message):
@@ -132,12 +145,17 @@ class AuditScreen(ModalScreen[None]):
             status.update(plain(message.error, "bold red"))
             return
         page = self.page = message.page
-        self.query_one(AuditTable).show(page)
+        tables = {r.queue_table for r in page.records if r.queue_table}
+        table = self.query_one(AuditTable)
+        table.name_tables(len(tables) > 1)
+        table.show(page)
         n = len(page.records)
         line = plain(f"{page.source}: ", "bold")
         line.append(
             f"{n} latest record{'s' if n != 1 else ''}" if n else "no audited action", style=""
         )
+        if len(tables) == 1:  # one table: said once here, not on every row
+            line.append(f" on {shown(next(iter(tables)))}", style="")
         line.append(f", newest first (at most {LIMIT})", style="dim")
         for note in page.notes:
             line.append(f"  {shown(note)}", style="yellow")
