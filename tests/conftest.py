@@ -181,6 +181,50 @@ def pytest_configure(config: pytest.Config) -> None:
     ensure_user_exists("embedded_postgres")
 
 
+# The suite's tiers, one marker per test (docs/development.md): `pytest -m unit` runs in
+# seconds; the README's command runs them all.
+# A module may name its tier itself (`pytestmark = pytest.mark.cli`): one that starts its
+# own servers or runs queuetop in a subprocess or a terminal, which fixtures do not show.
+TIERS = ("libraries", "matrix", "ui", "db", "cli", "unit")
+# real queue libraries' workers and schemas (npm, Ruby, pip packages of each library)
+LIBRARY_MODULES = ("test_adapter_", "test_discover_all", "test_browse_adapter")
+# the Textual app under Pilot, its SVG snapshots, its web and terminal front ends
+UI_MODULES = (
+    "test_ui_",
+    "test_replay_ui",
+    "test_hostile_screens",
+    "test_docs_picture",
+    "test_lab",
+    "test_serve",
+    "test_terminal_signals",
+    "test_private_reach",
+)
+
+
+def tier_of(item: pytest.Item) -> str:
+    named = [t for t in TIERS if item.get_closest_marker(t)]
+    if named:
+        return named[0]
+    module = item.module.__name__ if getattr(item, "module", None) else ""
+    if module.startswith(LIBRARY_MODULES):
+        return "libraries"
+    if item.get_closest_marker("matrix"):
+        return "matrix"
+    if module.startswith(UI_MODULES):
+        return "ui"
+    if "server_pool" in getattr(item, "fixturenames", ()):  # a real server, however reached
+        return "db"
+    return "unit"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = tier_of(item)
+        if not item.get_closest_marker(tier):
+            item.add_marker(getattr(pytest.mark, tier))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get(REQUIRE_ALL) != "1":
         return

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from bench.chaos import SHORT, report, run_chaos
+
+pytestmark = pytest.mark.db  # tier: see tests/conftest.py
 
 
 def test_short_chaos_run_loses_nothing_and_does_nothing_twice(tmp_path):

@@ -11,6 +11,8 @@ import pytest
 
 from tests import seeds
 
+pytestmark = pytest.mark.cli  # tier: see tests/conftest.py
+
 
 def run_cli(*args: str, env_home: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("PG")}

@@ -11,6 +11,8 @@ from dashboard import config, db, monitor
 from dashboard.cli import main
 from dashboard.setup import schema
 
+pytestmark = pytest.mark.db  # tier: see tests/conftest.py
+
 
 @pytest.mark.matrix
 def test_large_table_estimates_finished_states_and_counts_active_exactly(dsn, connect, tmp_path):

@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from pty_run import PtyRun
 
 from dashboard import db
+
+pytestmark = pytest.mark.ui  # tier: see tests/conftest.py
 
 
 def test_demo_says_on_quit_that_the_embedded_server_still_runs(tmp_path):

@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from dashboard.cli import build_parser
 from dashboard.config.presets import preset_names
+
+pytestmark = pytest.mark.cli  # tier: see tests/conftest.py
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

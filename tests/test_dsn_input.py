@@ -12,6 +12,8 @@ from test_cli_errors import assert_one_line_error, run_cli
 from dashboard.cli import main
 from dashboard.text import redact
 
+pytestmark = pytest.mark.cli  # tier: see tests/conftest.py
+
 PASSWORD = "Pct%Secret"
 
 

@@ -17,6 +17,8 @@ from dashboard.ui.app import QueuetopApp
 from dashboard.ui.messages import SnapshotReady
 from dashboard.ui.widgets.status import StatusBar
 
+pytestmark = pytest.mark.db  # tier: see tests/conftest.py
+
 DB = "qt_failover"
 
 

@@ -28,6 +28,8 @@ from dashboard.cli import main
 from dashboard.cli.replay_command import replay_app
 from dashboard.errors import UserError
 
+pytestmark = pytest.mark.ui  # tier: see tests/conftest.py
+
 MAX_RSS_KB = 300 * 1024
 # runs the command, then prints the most memory it held (KB) on stderr's last line
 MEASURED = (

@@ -15,6 +15,8 @@ from test_ui_live import demo_spec
 from dashboard import db
 from dashboard.loadgen import LoadGenerator, LoadSettings
 
+pytestmark = pytest.mark.db  # tier: see tests/conftest.py
+
 WORKERS_SQL = (
     "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'queuetop-worker-%'"
 )

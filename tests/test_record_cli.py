@@ -19,6 +19,8 @@ from test_ui_live import until
 from dashboard.cli.replay_command import replay_app
 from dashboard.recorder import Recording
 
+pytestmark = pytest.mark.cli  # tier: see tests/conftest.py
+
 
 def record(dsn: str, out, *flags: str) -> subprocess.Popen:
     return subprocess.Popen(
