@@ -2,7 +2,9 @@
 
 Per 10,000 rows: `ready` ready and `running` running jobs (`stale_percent` % of the running
 ones past their lease, the others leased for a day); per 1,000: up to 40 failed and 5 dead;
-the rest done. Created over the last days, one row every 50 ms.
+the rest done. Created over the last days, one row every 50 ms; a finished job started 0 to
+1 s after it was created and ran 0 to 3 s (so a latency window of 5 minutes holds the last
+6,000 of them, whatever the table's size).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ INSERT INTO queuetop_demo.jobs (status, created_at, started_at, finished_at, wor
                                 attempts, lease_token, leased_until, payload)
 SELECT s.status,
        now() - make_interval(secs => (%(rows)s - g) * 0.05),
-       CASE WHEN s.status <> 'ready' THEN now() - make_interval(secs => g %% 600) END,
-       CASE WHEN s.status IN ('done', 'failed', 'dead') THEN now() END,
+       CASE WHEN s.status = 'running' THEN now() - make_interval(secs => g %% 600)
+            WHEN s.status <> 'ready' THEN least(now(), now() - make_interval(
+                secs => (%(rows)s - g) * 0.05 - (g %% 20) * 0.05)) END,
+       CASE WHEN s.status IN ('done', 'failed', 'dead') THEN least(now(), now() - make_interval(
+                secs => (%(rows)s - g) * 0.05 - (g %% 20) * 0.05 - (g %% 30) * 0.1)) END,
        CASE WHEN s.status = 'running' THEN 'worker-' || g %% 8 END,
        CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,
        CASE WHEN s.status = 'ready' THEN 0 ELSE 1 END,

@@ -7,8 +7,12 @@ For each size, builds queuetop_demo.jobs with ROWS rows in one INSERT … SELECT
 generate_series, then VACUUM ANALYZE: 0.1 % active (0.08 % ready, 0.02 % running, 1 % of
 the running ones past their lease), 3 % failed, 0.5 % dead, the rest done. Two shapes:
 - "primary key only": the table as built;
-- "doctor's indexes": the CREATE INDEX statements `queuetop doctor` prints for it, run
-  by this script (queuetop itself never runs DDL), then ANALYZE.
+- "doctor's indexes": the CREATE INDEX statements `queuetop doctor` prints for it (the
+  active roles' and the latency's start and finish times), run by this script (queuetop
+  itself never runs DDL), then ANALYZE.
+Every poll reads the latency too (wait and run times over the last 5 minutes, the last
+6,000 jobs here): through the start and finish time indexes where they exist, else a pass
+over the table that the monitor paces and says so (the "latency" column).
 Per shape, alternately (naive, fresh, warm, naive, warm, fresh, …, so that a noisy
 neighbour, or following the naive count, hurts all alike), the median database time of
 - the naive `SELECT status, count(*) … GROUP BY status` (a plain session: parallel
@@ -73,6 +77,7 @@ class Row:
     mode: str
     estimated: tuple[str, ...]
     exact_active: bool
+    latency: str  # how the warm poll read it: through indexes, or paced, and its cost
 
 
 def build(dsn: str, rows: int) -> QueueSpec:
@@ -80,7 +85,10 @@ def build(dsn: str, rows: int) -> QueueSpec:
     started = time.monotonic()
     with psycopg.connect(dsn) as conn:
         schema.init_demo(conn, reset=True)
-        conn.execute("DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx")
+        conn.execute(
+            "DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx, "
+            "queuetop_demo.jobs_started_at_idx, queuetop_demo.jobs_finished_at_idx"
+        )
     with psycopg.connect(dsn, autocommit=True) as conn:
         fill_jobs(conn, rows, ready=8, running=2, stale_percent=1)
         spec = config.validate(conn, config.load_preset("demo"))
@@ -95,7 +103,7 @@ def apply_doctor(dsn: str, spec: QueueSpec) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET statement_timeout = 0")
         for finding in report.findings:
-            if finding.check in ("index", "lease_index"):
+            if finding.check in ("index", "lease_index", "latency_index"):
                 print(f"  doctor: {finding.fix}", flush=True)
                 conn.execute(finding.fix)
         conn.execute("ANALYZE queuetop_demo.jobs")
@@ -137,10 +145,22 @@ def compare(dsn: str, spec: QueueSpec, shape: str, rows: int, runs: int, interva
                     spent, snap = db_time(lambda: Monitor(spec, interval).poll(mon))
                     fresh.append(spent)
                 else:
-                    warm.append(db_time(lambda: every_section_due(kept).poll(mon))[0])
+                    spent, warm_snap = db_time(lambda: every_section_due(kept).poll(mon))
+                    warm.append(spent)
     exact = all(snap.by_status.get(v, 0) == n for v, n in truth.items())
     ms = [statistics.median(x) * 1000 for x in (naive, fresh, warm)]
-    return Row(shape, rows, *ms, snap.count_mode, snap.estimated, exact)
+    return Row(shape, rows, *ms, snap.count_mode, snap.estimated, exact, latency_text(warm_snap))
+
+
+def latency_text(snap) -> str:
+    """How a poll read the latency: its cost, through indexes or paced, the jobs it found."""
+    section = next(s for s in snap.sections if s.name == "latency")
+    latency = snap.latency
+    how = "paced" if latency.paced else "indexes"
+    return (
+        f"{how}, {section.cost_ms:.1f} ms, {latency.queue.finished} finished, "
+        f"p95 run {latency.queue.run.p95_s:.2f} s"
+    )
 
 
 def flush_stats(conn: psycopg.Connection) -> None:
@@ -188,6 +208,7 @@ def run_load(dsn: str, spec: QueueSpec, shape: str, interval: float, seconds: fl
         "    sections: "
         + ", ".join(f"{s.name} {s.cost_ms:.1f} ms every {s.every_s:g} s" for s in snap.sections)
     )
+    print(f"    latency: {snap.latency.paced or 'read through the indexes on every poll'}")
     idle_penalty(dsn, interval)
 
 
@@ -215,15 +236,15 @@ def idle_penalty(dsn: str, interval: float) -> None:
 def print_table(rows: list[Row]) -> None:
     print(
         "\n| table shape | rows | naive count | fresh poll | cheaper by | warm poll | "
-        "cheaper by | mode | estimated | active exact |"
+        "cheaper by | mode | estimated | active exact | latency (warm poll) |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |")
     for r in rows:
         print(
             f"| {r.shape} | {r.rows:,} | {r.naive_ms:.1f} ms | {r.fresh_ms:.2f} ms | "
             f"{r.naive_ms / r.fresh_ms:.1f}x | {r.warm_ms:.2f} ms | "
             f"{r.naive_ms / r.warm_ms:.1f}x | {r.mode} | {', '.join(r.estimated) or '-'} | "
-            f"{'yes' if r.exact_active else 'NO'} |",
+            f"{'yes' if r.exact_active else 'NO'} | {r.latency} |",
             flush=True,
         )
 

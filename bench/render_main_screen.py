@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from latency_fixtures import fixed_latency  # noqa: E402
 from ui_snapshots import FixedBrowserSource, demo_spec, fixed_snapshot  # noqa: E402
 
 from dashboard.models import Snapshot  # noqa: E402
@@ -37,7 +38,8 @@ FEW = 10
 
 
 def busy(step: int, rows: int) -> Snapshot:
-    """fixed_snapshot with every plotted series moving: depth, throughput, age, waiting."""
+    """fixed_snapshot with every plotted series moving: depth, throughput, age, waiting,
+    the p95 wait (and with it the latency lines)."""
     snap = fixed_snapshot(step, rows=rows)
     counts = dict(snap.counts)
     counts["running"] = 8 + step % 5
@@ -47,6 +49,7 @@ def busy(step: int, rows: int) -> Snapshot:
         counts=counts,
         oldest_ready_age_s=step % 97 + 0.5,
         waiting=snap.waiting[: max(len(snap.waiting) - step % 7, 0)],
+        latency=fixed_latency(step % 50),
     )
 
 

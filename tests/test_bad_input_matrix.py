@@ -65,6 +65,9 @@ BAD: dict[str, list[str]] = {
     "--max-waiting": ["-1", "x"],
     "--max-idle-tx": ["-1 minutes", "soon", ""],
     "--max-oldest-ready": ["-1", "soon"],
+    "--max-wait-p95": ["-1", "soon", ""],
+    "--max-run-p95": ["-1 minutes", "soon"],
+    "--latency-window": ["", "soon", "0", "2 days"],  # at most a day
     "--horizon-age": ["-1", "soon", ""],
     "--state": ["", "nosuch"],
     "--older-than": ["", "soon", "0", "100000000000d"],
@@ -78,11 +81,18 @@ BAD: dict[str, list[str]] = {
     "--out": ["", "{tmp}", "{tmp}/no/such/dir/r.qtr"],
     "--record": ["", "{tmp}", "{tmp}/no/such/dir/r.qtr"],
     "--retain": ["", "soon", "0"],
+    "--rewind": ["", "soon", "-5m"],  # watch, demo: 0 is accepted (no rewind)
     "--max-size": ["", "1k", "lots"],
     "--frames": ["0", "x"],
     "file": ["", "{tmp}/missing.qtr", "{tmp}"],
     "--at": ["", "soon", "25:99", "2026-01-02 03:04:05"],  # the last: no time zone
     "--until": ["", "soon"],
+    # named targets (docs/targets.md); the matrix adds --dsn, which --target refuses too
+    "--targets": ["", "{tmp}/missing.toml", "{tmp}"],
+    "--target": ["", "nosuch"],
+    # watch NAME... (the positional) and the overview across targets' bound
+    "names": ["", "nosuch", "host=db1"],
+    "--connections": ["0", "x", "257"],
 }
 # what each command needs besides the flag under test, to get as far as that flag matters
 BASE: dict[str, list[str]] = {

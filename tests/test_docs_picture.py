@@ -12,10 +12,11 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+from latency_fixtures import durations
 from pile_up import pile_up_snapshot
 from ui_snapshots import T0, demo_spec
 
-from dashboard.models import Snapshot
+from dashboard.models import GroupLatency, Latency, Snapshot
 from dashboard.ui.app import QueuetopApp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +25,16 @@ SIZE = (120, 40)
 TITLE = "queuetop demo: a held FOR UPDATE pile-up"
 FRAMES = 31  # a minute at the demo's 2 s interval, the last one tests/pile_up.py's scene
 PILE_UP_FROM = 15  # the frame where `s` and `t` made the claim a held FOR UPDATE
+
+
+def latency_at(piled: float, taken_at) -> Latency:
+    """The last five minutes' waits and runs: skip-locked's (waits of a few ms behind a
+    flat backlog), then, as the pile-up grows (`piled` from 0 to 1), waits climbing."""
+    done = int(41 * 300 * (1 - piled) + 12 * 300 * piled)
+    wait = durations(0.02 + 0.9 * piled, 0.3 + 31.0 * piled, 0.5 + 40.0 * piled, done)
+    run = durations(0.012, 0.024 + 0.3 * piled, 0.05 + 1.3 * piled, done)
+    queue = GroupLatency(None, wait, run, done, int(done * 0.004))
+    return Latency(300.0, queue, read_at=taken_at)
 
 
 def pile_up_minute() -> list[Snapshot]:
@@ -41,10 +52,12 @@ def pile_up_minute() -> list[Snapshot]:
         counts = {**last.counts, "done": done, "ready": ready}
         if step == FRAMES - 1:
             counts = last.counts
+        taken_at = T0 - timedelta(seconds=2 * (FRAMES - 1 - step))
         frames.append(
             replace(
                 last,
-                taken_at=T0 - timedelta(seconds=2 * (FRAMES - 1 - step)),
+                taken_at=taken_at,
+                latency=latency_at(piled / after_all, taken_at),
                 counts=counts,
                 by_status=counts,
                 oldest_ready_age_s=10.0 + 32.0 * piled / after_all,

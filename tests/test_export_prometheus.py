@@ -6,7 +6,6 @@ Also `promtool check metrics` (the Prometheus naming and exposition lint) on the
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import urllib.parse
@@ -31,12 +30,13 @@ scrape_configs:
 
 
 class Prometheus:
-    """A private Prometheus server (Debian's package) scraping one target every second."""
+    """A private Prometheus server (Debian's package) scraping one target every second (or
+    as `config_text` says)."""
 
-    def __init__(self, binary: str, target_port: int, home: Path):
+    def __init__(self, binary: str, target_port: int, home: Path, config_text: str | None = None):
         home.mkdir(parents=True, exist_ok=True)
         config = home / "prometheus.yml"
-        config.write_text(SCRAPE_CONFIG.format(port=target_port))
+        config.write_text(config_text or SCRAPE_CONFIG.format(port=target_port))
         self.port = free_port()
         self.log = home / "prometheus.log"
         with open(self.log, "w") as log:
@@ -237,75 +237,6 @@ def test_prometheus_scrapes_export_and_matches_snapshot_json(
             prom.stop()
         assert export.stop() == 0, export.err.read_text()
         staged.release()
-
-
-RULES_TEST = """\
-rule_files: [rules.yml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m
-    input_series:
-      - series: 'queuetop_stale_leases{table="t"}'
-        values: '0 0 1x20'
-      - series: 'queuetop_oldest_ready_age_seconds{table="t"}'
-        values: '0+60x30'
-      - series: 'queuetop_up'
-        values: '1 1 0x20'
-    alert_rule_test:
-      - eval_time: 6m
-        alertname: QueuetopStaleLeases
-      - eval_time: 8m
-        alertname: QueuetopStaleLeases
-        exp_alerts:
-          - exp_labels: {severity: warning, table: t}
-            exp_annotations:
-              summary: "1 stale leases on t for 5 minutes"
-              description: "Running jobs past their lease: their worker is gone. \\
-    Recover them with R in queuetop, or queuetop requeue ID."
-      - eval_time: 15m
-        alertname: QueuetopOldestReadyAgeGrowing
-      - eval_time: 17m
-        alertname: QueuetopOldestReadyAgeGrowing
-        exp_alerts:
-          - exp_labels: {severity: warning, table: t}
-            exp_annotations:
-              summary: "jobs on t wait longer and longer (oldest 17m 0s)"
-      - eval_time: 3m
-        alertname: QueuetopDown
-      - eval_time: 5m
-        alertname: QueuetopDown
-        exp_alerts:
-          - exp_labels: {severity: warning}
-            exp_annotations:
-              summary: "queuetop cannot read the queue; its values are stale"
-"""
-
-
-def test_readme_alert_rules_fire_when_they_say(tmp_path):
-    """docs/metrics-and-checks.md's example rules: valid, and they fire after their `for`."""
-    promtool = require_binary("promtool", "prometheus")
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "metrics-and-checks.md").read_text()
-    rules = next(
-        b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("groups:")
-    )
-    (tmp_path / "rules.yml").write_text(rules)
-    (tmp_path / "test.yml").write_text(RULES_TEST)
-    checked = subprocess.run(
-        [promtool, "check", "rules", "rules.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert checked.returncode == 0 and "SUCCESS: 3 rules found" in checked.stdout, checked
-    tested = subprocess.run(
-        [promtool, "test", "rules", "test.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert tested.returncode == 0, tested.stdout + tested.stderr
 
 
 # Group names that collided with each other or with the capped remainder's `(other)`.

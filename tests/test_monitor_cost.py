@@ -32,14 +32,15 @@ SCANS = """SELECT seq_scan FROM pg_stat_user_tables
 
 def fill(conn: psycopg.Connection, rows: int, *, indexes: bool = True) -> None:
     """The demo queue: 0.1 % active (ready, running, one running job past its lease),
-    3 % failed, 0.5 % dead, the rest done; analyzed."""
+    3 % failed, 0.5 % dead, the rest done, all started before the latency window (so its
+    indexes find none); analyzed."""
     schema.init_demo(conn)
     if not indexes:
         conn.execute("DROP INDEX queuetop_demo.jobs_ready_idx, queuetop_demo.jobs_running_idx")
     conn.execute(
         """
         INSERT INTO queuetop_demo.jobs (status, created_at, started_at, worker, leased_until)
-        SELECT s, now() - interval '1 minute', now() - interval '1 minute', 'w-' || g,
+        SELECT s, now() - interval '10 minutes', now() - interval '10 minutes', 'w-' || g,
                CASE WHEN s = 'running' THEN now() + CASE WHEN g = 1001 THEN interval '-1 minute'
                                                          ELSE interval '1 hour' END END
         FROM generate_series(1, %s) AS g

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import random
 
+from latency_fixtures import latency_history
 from rich.segment import Segment
 from textual_plotext import PlotextPlot
-from ui_snapshots import demo_spec, fixed_history, fixed_snapshot
+from ui_snapshots import demo_spec, fixed_snapshot
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.forks import switched_off
@@ -15,7 +16,8 @@ from dashboard.ui.widgets.plots import HistoryPlot, downsample, nice_ticks
 
 
 def run(body, size=(200, 50), theme=None, points=40):
-    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=fixed_history(points))
+    # with latency, so that the p95 wait plot draws a line too (not its message)
+    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=latency_history(points))
 
     async def go():
         async with app.run_test(size=size) as pilot:

@@ -31,6 +31,7 @@ from dashboard.cli.common import (
     spec_from_args,
     text,
 )
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.errors import UserError
 from dashboard.text.untrusted import printable
 
@@ -60,10 +61,11 @@ def _action_options(reason_required: bool = False) -> argparse.ArgumentParser:
 
 def register(sub: argparse._SubParsersAction) -> None:
     conn_opts, queue_opts, recovery = connection_options(), queue_options(), recovery_options()
+    targets = target_options()
     bulk = selection_options()
     p = sub.add_parser(
         "requeue",
-        parents=[conn_opts, queue_opts, _action_options(), bulk, recovery],
+        parents=[conn_opts, targets, queue_opts, _action_options(), bulk, recovery],
         help="put stuck jobs back to ready (guarded, audited)",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="job ids (or select with --all-stale)")
@@ -76,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "dead-letter",
-        parents=[conn_opts, queue_opts, _action_options(True), bulk, recovery],
+        parents=[conn_opts, targets, queue_opts, _action_options(True), bulk, recovery],
         help="move jobs to the dead-letter state or table (guarded, audited)",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="job ids (or select with --state)")
@@ -89,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "retry-dead",
-        parents=[conn_opts, queue_opts, _action_options(), recovery],
+        parents=[conn_opts, targets, queue_opts, _action_options(), recovery],
         help="move jobs back from the dead-letter table into the queue as ready (guarded, audited)",
     )
     p.add_argument("ids", nargs="+", metavar="ID", help="job ids in the dead-letter table")
@@ -101,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         p = sub.add_parser(
             name,
-            parents=[conn_opts, _action_options(), recovery],
+            parents=[conn_opts, targets, _action_options(), recovery],
             help=f"{what} (guarded against pid reuse, audited)",
         )
         p.add_argument(
@@ -142,6 +144,7 @@ def run_dead_letter(args: argparse.Namespace) -> int:
 
 
 def _run_jobs(args: argparse.Namespace, action: str) -> int:
+    apply_target(args)
     _refuse_read_only(args, action)
     check_ids_or_selection(args)
     spec = spec_from_args(args)
@@ -189,6 +192,7 @@ def _run_jobs(args: argparse.Namespace, action: str) -> int:
 
 
 def run_retry_dead(args: argparse.Namespace) -> int:
+    apply_target(args)
     _refuse_read_only(args, "retry-dead")
     spec = spec_from_args(args)
     target = db.resolve_target(args.dsn)
@@ -220,6 +224,7 @@ def parse_timestamp(text: str) -> datetime:
 
 
 def run_signal(args: argparse.Namespace) -> int:
+    apply_target(args)
     _refuse_read_only(args, args.action)
     pinned = parse_timestamp(args.backend_start) if args.backend_start else None
     target = db.resolve_target(args.dsn)

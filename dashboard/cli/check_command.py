@@ -11,7 +11,14 @@ import argparse
 import json
 
 from dashboard import config, monitor
-from dashboard.cli.common import checked, connection_options, open_queue, queue_options
+from dashboard.cli.common import (
+    checked,
+    connection_options,
+    latency_options,
+    open_queue,
+    queue_options,
+)
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.errors import UserError
 from dashboard.metrics import checks
 from dashboard.text.untrusted import printable
@@ -37,7 +44,7 @@ def duration_limit(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), target_options(), queue_options(), latency_options()],
         help="check one snapshot against thresholds: exit 0 ok, 1 over, 3 unknown, 2 error",
     )
     group = p.add_argument_group("thresholds (at least one; a value above it is over)")
@@ -61,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    apply_target(args)
     limits = {
         c.name: getattr(args, c.name) for c in checks.CHECKS if getattr(args, c.name) is not None
     }
@@ -72,7 +80,9 @@ def run_check(args: argparse.Namespace) -> int:
     with conn:
         snap = monitor.collect(conn, spec)
     results = checks.evaluate(snap, spec, limits)
-    unknowns = checks.unmeasurable(spec, limits) + list(snap.unknowns)
+    unknowns = (
+        checks.unmeasurable(spec, limits) + checks.unread(snap, spec, limits) + list(snap.unknowns)
+    )
     status, code = checks.verdict(results, unknowns)
     if args.json:
         print(

@@ -6,11 +6,13 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import psycopg
 
 from dashboard import config, db
+from dashboard.errors import UserError
 from dashboard.models import ROLES, QueueSpec
 from dashboard.text import redact
 
@@ -20,6 +22,7 @@ COLUMN_FLAGS = {
     "created_at": "when the job was enqueued (oldest-ready age)",
     "scheduled_at": "when the job is due (ready rows due later read as scheduled)",
     "started_at": "when the job was claimed (stale after --stale-after without a lease)",
+    "finished_at": "when the job ended, done or failed (run times: finished minus started)",
     "worker": "who holds the job",
     "worker_pid": "the backend pid of the session that claimed the job: a worker is then "
     "alive only while a session with that pid (and its name) exists",
@@ -106,6 +109,8 @@ PASSWORD_IN_DSN_WARNING = (
 def warn_password_in_dsn(args: argparse.Namespace) -> None:
     """Once per command that keeps running (watch, demo, load, export, serve): its argv
     stays visible for as long as it runs."""
+    if getattr(args, "target", None):  # the DSN came from the targets file, not argv
+        return
     if getattr(args, "dsn", None) and redact.password_in(args.dsn):
         print(PASSWORD_IN_DSN_WARNING, file=sys.stderr)
 
@@ -241,7 +246,36 @@ def queue_options() -> argparse.ArgumentParser:
     return parent
 
 
+def latency_window(value: str) -> float:
+    """--latency-window: a duration up to a day (an argparse `type`: one usage line)."""
+    try:
+        return config.latency_window(value)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def latency_options() -> argparse.ArgumentParser:
+    """--latency-window: for the commands that show or check how long jobs wait and run."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--latency-window",
+        metavar="DURATION",
+        type=latency_window,
+        help="wait and run times over the jobs started or finished this long ago at most "
+        "(default 5m, or the spec's policy latency_window; up to 24h)",
+    )
+    return parent
+
+
 def spec_from_args(args: argparse.Namespace) -> QueueSpec:
+    spec = _spec_from_args(args)
+    window = getattr(args, "latency_window", None)
+    if window is not None:
+        spec = replace(spec, policy=replace(spec.policy, latency_window_s=window))
+    return spec
+
+
+def _spec_from_args(args: argparse.Namespace) -> QueueSpec:
     return config.build_spec(
         queue_file=args.queue,
         preset=args.preset,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from dashboard.cli import record_command
+from dashboard.cli import record_command, rewind_option
 from dashboard.cli.common import (
     INTERVAL,
     MAX_INTERVAL_S,
@@ -63,4 +63,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="open the dashboard on a quiet queue: no producer, no workers",
     )
     record_command.add_record_flag(p)  # demo --record FILE: the generator's state kept too
+    rewind_option.add_rewind_flag(p)
     p.set_defaults(handler=run_demo)

@@ -9,6 +9,7 @@ import shlex
 
 from dashboard import config, db, discover
 from dashboard.cli.common import COLUMN_FLAGS, connection_options
+from dashboard.cli.target_args import apply_target, target_options, target_words
 from dashboard.discover.found import FoundQueue
 from dashboard.models import ROLES
 from dashboard.text.untrusted import escape_controls
@@ -17,15 +18,20 @@ from dashboard.text.untrusted import escape_controls
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "discover",
-        parents=[connection_options()],
+        parents=[connection_options(), target_options()],
         help="list the queues in a database (library schemas and hand-rolled tables)",
     )
     p.add_argument("--json", action="store_true", help='print {"queues": [...]}')
     p.set_defaults(handler=run_discover)
 
 
-def dsn_hint(args: argparse.Namespace) -> str | None:
-    """The --dsn the commands should carry: the one given, without its password."""
+def dsn_hint(args: argparse.Namespace) -> str | tuple[str, ...] | None:
+    """Where the commands printed should connect: `--target NAME` for a target that names
+    no queue (one that does refuses a queue flag), else the --dsn given without its
+    password."""
+    words = target_words(args)
+    if words and not any(getattr(args, flag, None) for flag in ("queue", "preset", "table")):
+        return words
     return db.safe_dsn(args.dsn) if getattr(args, "dsn", None) else None
 
 
@@ -36,6 +42,7 @@ def found_queues(args: argparse.Namespace) -> tuple[db.Target, list[FoundQueue]]
 
 
 def run_discover(args: argparse.Namespace) -> int:
+    apply_target(args)
     _, found = found_queues(args)
     hint = dsn_hint(args)
     if args.json:
@@ -72,16 +79,21 @@ def given_dsn(args: argparse.Namespace) -> bool:
     )
 
 
-def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
-    """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
-    take (high or medium confidence), or None to keep the default (the demo preset)."""
+def shapes_spec(args: argparse.Namespace) -> bool:
+    """A spec given (--queue, --preset, --table), or flags that shape the default one."""
     shaping = [args.queue, args.preset, args.table, args.id_column, args.status_column]
     shaping += [getattr(args, f"column_{key}", None) for key in COLUMN_FLAGS]
     shaping += [getattr(args, "ready_value", None), getattr(args, "dead_value", None)]
     shaping += [
         getattr(args, f"{kind}_{role}", None) for kind in ("values", "when") for role in ROLES
     ]
-    if any(shaping):  # a spec given, or flags that shape the default one: as before
+    return any(shaping)
+
+
+def discovered(args: argparse.Namespace) -> list[FoundQueue] | None:
+    """`watch` or `snapshot` with a DSN but no queue: the queues discovery would have them
+    take (high or medium confidence), or None to keep the default (the demo preset)."""
+    if shapes_spec(args):  # as before
         return None
     if getattr(args, "stale_after", None):  # bad input fails before anything connects
         config.parse_duration(args.stale_after, "--stale-after")

@@ -9,6 +9,7 @@ import json
 from dashboard import config, db, doctor
 from dashboard.cli.check_command import duration_limit
 from dashboard.cli.common import connection_options, queue_options, spec_from_args
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.text.untrusted import printable
 
 EXIT_FINDINGS = 1
@@ -18,7 +19,7 @@ TIMEOUT_MS = 5000
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "doctor",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), target_options(), queue_options()],
         help="what would make the queue cheap to watch and healthy to run, with "
         "the SQL to fix it (never run): exit 0 healthy, 1 findings, 2 error",
     )
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
+    apply_target(args)
     spec = spec_from_args(args)  # a bad spec fails before any connection
     target = db.resolve_target(args.dsn)
     with db.connect_monitor(target.dsn, TIMEOUT_MS, idle_timeout=False) as conn:

@@ -11,10 +11,12 @@ import threading
 from dashboard import db
 from dashboard.cli.common import (
     connection_options,
+    latency_options,
     queue_options,
     spec_from_args,
     warn_password_in_dsn,
 )
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.errors import UserError
 from dashboard.text.untrusted import escape_controls
 
@@ -41,11 +43,14 @@ def listen_address(text: str) -> tuple[str, int]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), target_options(), queue_options(), latency_options()],
         help="serve the queue's numbers as Prometheus metrics (/metrics)",
         description="Poll the queue every --interval seconds (default "
         f"{DEFAULT_EXPORT_INTERVAL_S:g} here) and serve the last "
-        "snapshot as Prometheus / OpenMetrics metrics.",
+        "snapshot as Prometheus / OpenMetrics metrics. With --targets FILE and no "
+        "--target: every target of the file, each polled when Prometheus asks for "
+        "/probe?target=NAME (--interval is then the scrape interval), and the exporter's "
+        "own health at /metrics (docs/targets.md).",
     )
     p.add_argument(
         "--listen",
@@ -84,6 +89,11 @@ def _interrupt(signum: int, frame: object) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from dashboard.metrics.exporter import Exporter, is_connection_error, one_line, serve_metrics
 
+    if getattr(args, "targets", None) and args.target is None:  # one exporter, many targets
+        from dashboard.cli.export_targets import run_fleet
+
+        return run_fleet(args)
+    apply_target(args)
     spec = spec_from_args(args)  # bad TOML or preset fails before any connection
     target = db.resolve_target(args.dsn)
     limits = {} if args.max_groups is None else {"max_groups": args.max_groups}

@@ -14,11 +14,13 @@ from pathlib import Path
 from dashboard import config
 from dashboard.cli.common import (
     connection_options,
+    latency_options,
     open_queue,
     queue_options,
     text,
     warn_password_in_dsn,
 )
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.errors import UserError
 from dashboard.text.untrusted import escape_controls
 
@@ -88,7 +90,7 @@ def add_retention_options(parser: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "record",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), target_options(), queue_options(), latency_options()],
         help="record snapshots of a queue into a file, headless (replay and incident read it)",
         description="Poll the queue every --interval seconds (default 1 here), as the "
         "dashboard does, and write each snapshot and the audit records of actions taken "
@@ -140,6 +142,7 @@ def _interrupt(signum: int, frame: object) -> None:
 def run_record(args: argparse.Namespace) -> int:
     from dashboard.recorder.headless import RecordLoop
 
+    apply_target(args)
     if args.frames is not None and args.frames < 1:
         raise UserError(f"bad --frames {args.frames}: give a whole number above 0")
     target, conn, spec = open_queue(args)  # a bad spec fails here, in one line

@@ -15,6 +15,7 @@ from dashboard import db
 from dashboard.cli.common import (
     COLUMN_FLAGS,
     connection_options,
+    latency_options,
     open_queue,
     queue_options,
     text,
@@ -42,13 +43,14 @@ QUEUE_FLAGS = (
     *((f"values_{role}", f"--{role}-values") for role in ROLES),
     *((f"when_{role}", f"--{role}-when") for role in ROLES),
     *((f"column_{key}", f"--{key.replace('_', '-')}-column") for key in COLUMN_FLAGS),
+    ("latency_window", "--latency-window"),
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), queue_options(), latency_options()],
         help="the dashboard in a browser (textual-serve), read-only unless --allow-actions",
     )
     p.add_argument(
@@ -133,6 +135,8 @@ def tab_options(args: argparse.Namespace) -> list[str]:
             if isinstance(value, list):  # --id-column, once per key column
                 for one in value:
                     options += [flag, one]
+            elif isinstance(value, float):  # a duration parsed into seconds
+                options += [flag, f"{value:g}"]
             elif value is not None:
                 value = str(Path(value).resolve()) if dest == "queue" else value
                 options += [flag, value]

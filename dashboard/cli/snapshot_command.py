@@ -8,7 +8,13 @@ from dataclasses import replace
 
 from dashboard import config, db, monitor
 from dashboard.cli import discover_command
-from dashboard.cli.common import connection_options, open_queue, queue_options
+from dashboard.cli.common import (
+    connection_options,
+    latency_options,
+    open_queue,
+    queue_options,
+)
+from dashboard.cli.target_args import apply_target, target_options
 from dashboard.discover.overview import Overview
 from dashboard.render import report
 from dashboard.text.untrusted import escape_controls, printable
@@ -17,7 +23,7 @@ from dashboard.text.untrusted import escape_controls, printable
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "snapshot",
-        parents=[connection_options(), queue_options()],
+        parents=[connection_options(), target_options(), queue_options(), latency_options()],
         help="print one snapshot of the queue and the sessions around it",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -36,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
+    apply_target(args)  # before anything connects
     found = discover_command.discovered(args)  # a DSN but no queue: what the catalog holds
     if found and len(found) > 1:
         return print_overview(args, found)

@@ -38,13 +38,32 @@ def target_options() -> argparse.ArgumentParser:
 
 
 def apply_target(args: argparse.Namespace) -> targets.NamedTarget | None:
-    """Fill args from the target `--target` names (None where none is named)."""
+    """Fill args from the target `--target` names (None where none is named).
+
+    Everything is refused before any connection: a missing or unreadable file, an unknown
+    name, a password in a file others can read, `--target` with `--dsn`, and `--targets`
+    without `--target` (which target was meant? the command would else connect elsewhere).
+    """
     name = getattr(args, "target", None)
     if name is None:
+        if getattr(args, "targets", None):
+            found = targets.load(args.targets)
+            raise UserError(
+                f"--targets names the file, not a target: add --target NAME (it has: "
+                f"{', '.join(found)})"
+            )
         return None
     if getattr(args, "dsn", None):
         raise UserError("give --target or --dsn, not both: the target names its database")
     target = targets.pick(targets.load(getattr(args, "targets", None)), name)
+    fill(args, target)
+    return target
+
+
+def fill(args: argparse.Namespace, target: targets.NamedTarget) -> None:
+    """args as the command line would give them for `target`: its DSN, its queue (where it
+    names one, and then no queue flag of the command's own), its stale_after (unless
+    --stale-after was given)."""
     args.dsn = target.dsn
     if target.has_queue:
         given = [f"--{flag}" for flag in QUEUE_FLAGS if getattr(args, flag, None)]
@@ -58,4 +77,12 @@ def apply_target(args: argparse.Namespace) -> targets.NamedTarget | None:
         args.table = target.table
     if target.stale_after and not getattr(args, "stale_after", None):
         args.stale_after = target.stale_after
-    return target
+
+
+def target_words(args: argparse.Namespace) -> tuple[str, ...]:
+    """The flags that name the target again (for a command printed to run next), or ()."""
+    name = getattr(args, "target", None)
+    if name is None:
+        return ()
+    where = ("--targets", args.targets) if getattr(args, "targets", None) else ()
+    return (*where, "--target", name)

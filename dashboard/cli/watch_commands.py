@@ -9,9 +9,10 @@ import argparse
 import sys
 
 from dashboard import config, db
-from dashboard.cli import discover_command, record_command, watch_overview
+from dashboard.cli import discover_command, record_command, rewind_option, watch_overview
 from dashboard.cli.common import (
     connection_options,
+    latency_options,
     open_queue,
     queue_options,
     recovery_options,
@@ -23,10 +24,12 @@ from dashboard.setup import schema
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "watch",
-        parents=[connection_options(), queue_options(), recovery_options()],
+        parents=[connection_options(), queue_options(), latency_options(), recovery_options()],
         help="open the live dashboard on a queue table",
     )
+    watch_overview.add_target_flags(p)  # watch prod, --target, --all (docs/targets.md)
     record_command.add_record_flag(p)
+    rewind_option.add_rewind_flag(p)
     p.set_defaults(handler=run_watch)
 
 
@@ -46,6 +49,7 @@ def build_app(target: db.Target, spec, args: argparse.Namespace, loadgen=None, r
         audit_file=args.audit_file,
         loadgen=loadgen,
         recorder=recorder,
+        rewind=rewind_option.rewind_buffer(args),
     )
 
 
@@ -104,6 +108,9 @@ def check_audit_file(args: argparse.Namespace) -> None:
 
 def run_watch(args: argparse.Namespace) -> int:
     check_audit_file(args)
+    several = watch_overview.chosen_targets(args)  # one: args now aim at it, as --dsn would
+    if several:
+        return watch_overview.run_targets(args, several, run_app)
     found = discover_command.discovered(args)  # a DSN but no queue: what the catalog holds
     if found:
         return watch_overview.run_discovered(args, found, run_app)

@@ -29,6 +29,15 @@ USUAL_NAMES: dict[str, tuple[str, ...]] = {
         "locked_at",
         "started_on",
     ),
+    "finished_at": (
+        "finished_at",
+        "completed_at",
+        "completed_on",
+        "finalized_at",
+        "done_at",
+        "ended_at",
+        "processed_at",
+    ),
     "worker": ("worker", "worker_id", "locked_by", "claimed_by", "owner"),
     "worker_pid": ("worker_pid",),
     "attempts": ("attempts", "attempt", "tries", "attempt_count", "retry_count"),
@@ -101,6 +110,14 @@ def _need_columns(table: TableName, types: dict[str, str], wanted: dict[str, str
             )
 
 
+def _need_time(table: TableName, key: str, column: str, kind: str) -> None:
+    if not kind.startswith("timestamp"):
+        raise UserError(
+            f"column {column!r} ({key}) of {table} is {kind}, not a timestamp; name a "
+            "timestamp column (or leave it out: the run times are then not measured)"
+        )
+
+
 def detect_columns(spec: QueueSpec, types: dict[str, str]) -> QueueSpec:
     """Fill unset optional columns with the usual names the table has (`--table` alone)."""
     found = {}
@@ -163,6 +180,9 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
     elif spec.source == "flags":
         spec = detect_columns(spec, types)
     _need_columns(table, types, _named_columns(spec))
+    finished = spec.columns.real("finished_at")
+    if finished:  # run times subtract it from the start time
+        _need_time(table, "finished_at", finished, types[finished])
     spec = check_values(conn, spec, types)  # and what understanding or detection added
     missing_sql = adapter_sql_missing(spec)
     if missing_sql:
@@ -208,8 +228,16 @@ def validate(conn: psycopg.Connection, spec: QueueSpec) -> QueueSpec:
         spec = replace(spec, workers=replace(spec.workers, table=wt), workers_types=wtypes)
     if spec.history:
         ht, hoid = _existing(conn, spec.history.table, "history table")
-        _need_columns(ht, _column_types(conn, hoid), {"history.status": spec.history.status})
-        spec = replace(spec, history=replace(spec.history, table=ht))
+        htypes = _column_types(conn, hoid)
+        named = {"history.status": spec.history.status}
+        for key in ("started_at", "finished_at", "group"):
+            if getattr(spec.history, key):
+                named[f"history.{key}"] = getattr(spec.history, key)
+        _need_columns(ht, htypes, named)
+        for key in ("history.started_at", "history.finished_at"):
+            if key in named:
+                _need_time(ht, key, named[key], htypes[named[key]])
+        spec = replace(spec, history=replace(spec.history, table=ht), history_types=htypes)
     dead_letter = spec.policy.dead_letter
     if dead_letter and dead_letter.kind == "table" and dead_letter.table:
         dl = resolve_table(conn, dead_letter.table)

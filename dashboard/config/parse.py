@@ -49,9 +49,13 @@ POLICY_KEYS = {
     "exact_count_limit",
     "heartbeat_timeout",
     "ready_value",
+    "latency_window",
 }
 WORKERS_KEYS = {"table", "key", "last_seen", "timeout"}
-HISTORY_KEYS = {"table", "status"}
+HISTORY_KEYS = {"table", "status", "started_at", "finished_at", "group"}
+# The longest latency window: every job started or finished in it is read on each of its
+# reads (a day of a busy queue is already millions of rows).
+MAX_LATENCY_WINDOW_S = 86400.0
 _NAME = re.compile(r"^[a-z0-9_-]+$")  # adapter and derived names: file names under queries/
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
@@ -218,7 +222,14 @@ def _history(raw: Any, source: str) -> HistoryTable:
     _unknown(set(raw), HISTORY_KEYS, "[queue.history]", source)
     if not isinstance(raw.get("table"), str) or not isinstance(raw.get("status"), str):
         raise UserError(f"bad queue spec {source}: [queue.history] needs table and status")
-    return HistoryTable(parse_table_name(raw["table"]), raw["status"])
+    times = {k: raw[k] for k in ("started_at", "finished_at", "group") if k in raw}
+    bad = sorted(k for k, v in times.items() if not isinstance(v, str) or not v)
+    if bad:
+        raise UserError(
+            f"bad queue spec {source}: [queue.history] {', '.join(bad)} must be a column name "
+            "of the history table"
+        )
+    return HistoryTable(parse_table_name(raw["table"]), raw["status"], **times)
 
 
 def _tables(raw: Any, table: TableName, source: str) -> dict[str, TableName]:
@@ -414,4 +425,17 @@ def _parse_policy(raw: dict[str, Any], source: str) -> Policy:
                 "requeue and retry-dead write)"
             )
         policy = replace(policy, ready_value=raw["ready_value"])
+    if "latency_window" in raw:
+        policy = replace(policy, latency_window_s=latency_window(raw["latency_window"]))
     return policy
+
+
+def latency_window(text: str | int | float) -> float:
+    """The latency window ('5 minutes', '30s', 600) in seconds, up to a day."""
+    seconds = parse_duration(text, "latency_window")
+    if seconds > MAX_LATENCY_WINDOW_S:
+        raise UserError(
+            f"bad latency_window {text!r}: use at most a day ('24 hours'); every job started "
+            "or finished in the window is read on each of its reads"
+        )
+    return seconds

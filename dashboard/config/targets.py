@@ -25,6 +25,7 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo
 
+from dashboard.config.parse import parse_duration
 from dashboard.errors import UserError
 
 if sys.version_info >= (3, 11):
@@ -116,6 +117,8 @@ def _target(path: Path, name: str, body: object) -> NamedTarget:
         raise UserError(f"{where}: the dsn is not a libpq DSN or URL") from None
     if sum(k in body for k in ("preset", "table", "queue")) > 1:
         raise UserError(f"{where}: give at most one of preset, table or queue")
+    if "stale_after" in body:  # said here, not later as a --stale-after nobody typed
+        parse_duration(body["stale_after"], f"stale_after of target {name!r} in {path}")
     queue = None
     if "queue" in body:
         queue = Path(body["queue"]).expanduser()

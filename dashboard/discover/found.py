@@ -25,14 +25,17 @@ class FoundQueue:
     # a table nobody described: how it was understood (its evidence, doubts and pins)
     understood: Understood | None = None
 
-    def command(self, dsn_hint: str | None = None) -> str:
-        """The exact `queuetop watch …` to run (the DSN without its password)."""
+    def command(self, dsn_hint: str | tuple[str, ...] | None = None) -> str:
+        """The exact `queuetop watch …` to run (the DSN without its password, or the
+        flags naming a target: a tuple of words)."""
         words = ["queuetop", "watch", *self.flags]
-        if dsn_hint:
+        if isinstance(dsn_hint, tuple):
+            words += dsn_hint
+        elif dsn_hint:
             words += ["--dsn", dsn_hint]
         return " ".join(shlex.quote(w) for w in words)
 
-    def as_json(self, dsn_hint: str | None = None) -> dict[str, object]:
+    def as_json(self, dsn_hint: str | tuple[str, ...] | None = None) -> dict[str, object]:
         out: dict[str, object] = {
             "table": str(self.table),
             "adapter": self.adapter,

@@ -15,6 +15,7 @@ from psycopg import errors
 from dashboard.config import resolve_table
 from dashboard.doctor.findings import Finding, Limits, Report
 from dashboard.doctor.indexes import index_findings, read_indexes
+from dashboard.doctor.latency_index import latency_findings
 from dashboard.doctor.upkeep import (
     fillfactor_findings,
     horizon_findings,
@@ -40,6 +41,9 @@ def examine(conn: psycopg.Connection, spec: QueueSpec, limits: Limits | None = N
     checks = ["indexes", "vacuum", "fillfactor", "xmin horizon", "idle timeout"]
     try:
         more, why = index_findings(conn, spec, read_indexes(conn, oid))
+        findings += more
+        notes += why
+        more, why = latency_findings(conn, spec)
         findings += more
         notes += why
     except errors.InsufficientPrivilege as exc:

@@ -140,6 +140,13 @@ def build(spec: QueueSpec) -> QueueSql:
 
     null = sql.SQL("NULL")
     finish = [_assign(FINISHED_COLUMN, sql.SQL("now()"))] if FINISHED_COLUMN in types else []
+    # a terminal failure ends the job too (its latency counts it failed); a retry does not
+    ended = sql.SQL("CASE WHEN coalesce({}, %(max_attempts)s) >= %(max_attempts)s THEN now() END")
+    fail_finish = (
+        [_assign(FINISHED_COLUMN, ended.format(parts["attempts"]))]
+        if FINISHED_COLUMN in types
+        else []
+    )
     unlease = [_assign(cols.lease_until, null)] if cols.lease_until else []
     unowned = [_assign(c, null) for c in (cols.worker, cols.worker_pid) if c]
     error = [_assign(cols.last_error, sql.SQL("%(error)s"))] if cols.last_error else []
@@ -177,7 +184,11 @@ def build(spec: QueueSpec) -> QueueSql:
     return QueueSql(
         claims={s: compose(q, order=order, lease_set=joined(lease)) for s, q in STRATEGIES.items()},
         complete=compose("loadgen/complete_job", finish_set=joined(finish + unlease), guard=guard),
-        fail=compose("loadgen/fail_job", fail_set=joined(error + unlease + unowned), guard=guard),
+        fail=compose(
+            "loadgen/fail_job",
+            fail_set=joined(error + unlease + unowned + fail_finish),
+            guard=guard,
+        ),
         release=compose("loadgen/release_job", release_set=joined(unlease + unowned), guard=guard),
         renew=compose("loadgen/renew_lease", lease_until_col=ident(cols.lease_until), guard=guard)
         if cols.lease_until

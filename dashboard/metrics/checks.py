@@ -21,6 +21,9 @@ class Check:
     measure: Callable[[Snapshot], float]
     known: Callable[[QueueSpec], bool] = lambda spec: True
     unknown_why: str = ""
+    # why this snapshot could not measure it (None: it did), for a value read by a section
+    # that can time out or that the spec's timestamps may not allow (the latency)
+    unread: Callable[[Snapshot], str | None] = lambda snap: None
 
 
 CHECKS: tuple[Check, ...] = (
@@ -55,6 +58,22 @@ CHECKS: tuple[Check, ...] = (
         "oldest idle transaction",
         True,
         lambda s: max((measures.idle_age(i) for i in s.idle_in_transaction), default=0.0),
+    ),
+    Check(
+        "wait_p95_s",
+        "--max-wait-p95",
+        "p95 wait time",
+        True,
+        lambda s: measures.latency_p95(s, "wait"),
+        unread=lambda s: measures.latency_unread(s, "wait"),
+    ),
+    Check(
+        "run_p95_s",
+        "--max-run-p95",
+        "p95 run time",
+        True,
+        lambda s: measures.latency_p95(s, "run"),
+        unread=lambda s: measures.latency_unread(s, "run"),
     ),
 )
 
@@ -92,13 +111,24 @@ def unmeasurable(spec: QueueSpec, limits: dict[str, float]) -> list[str]:
     ]
 
 
+def unread(snap: Snapshot, spec: QueueSpec, limits: dict[str, float]) -> list[str]:
+    """The thresholds given that this snapshot could not measure: unknown, never a pass."""
+    out = []
+    for check in CHECKS:
+        if check.name in limits and check.known(spec):
+            why = check.unread(snap)
+            if why is not None:
+                out.append(f"{check.flag}: {check.label} unknown: {why}")
+    return out
+
+
 def evaluate(snap: Snapshot, spec: QueueSpec, limits: dict[str, float]) -> list[Result]:
-    """Each threshold given that the spec can measure, in CHECKS order, with the value the
-    snapshot measures."""
+    """Each threshold given that the spec can measure and the snapshot did, in CHECKS
+    order, with the value the snapshot measures."""
     return [
         Result(c, c.measure(snap), limits[c.name])
         for c in CHECKS
-        if c.name in limits and c.known(spec)
+        if c.name in limits and c.known(spec) and c.unread(snap) is None
     ]
 
 

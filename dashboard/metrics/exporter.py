@@ -68,15 +68,19 @@ class Exporter:
     def __init__(
         self,
         dsn: str,
-        spec: QueueSpec,
+        spec: QueueSpec | None,
         interval: float,
         *,
         log: Callable[[str], None] = _stderr,
         max_groups: int = families.DEFAULT_MAX_GROUPS,
+        spec_of: Callable[[psycopg.Connection], QueueSpec] | None = None,
     ) -> None:
         self.dsn = dsn
         self.max_groups = max_groups
         self.spec = spec  # validated against the catalog on the first poll that connects
+        # (or, without a spec, the one spec_of finds on that connection: a target of a
+        # targets file that names no queue is discovered when first polled)
+        self.spec_of = spec_of
         self.interval = interval
         self.log = log
         self.monitor: Monitor | None = None  # made once the spec is validated
@@ -101,7 +105,8 @@ class Exporter:
             if self._conn is None or self._conn.closed:
                 self._conn = db.connect_monitor(self.dsn, db.monitor_timeout_ms(self.interval))
             if self.monitor is None:
-                self.spec = config.validate(self._conn, self.spec)
+                spec = self.spec_of(self._conn) if self.spec_of is not None else self.spec
+                self.spec = config.validate(self._conn, spec)
                 self.monitor = Monitor(self.spec, self.interval)
             snap = self.monitor.poll(self._conn)
         except (psycopg.Error, UserError, OSError) as exc:
@@ -166,6 +171,22 @@ class Exporter:
                 conn.close()
             except psycopg.Error:  # already broken; closing is best effort
                 pass
+
+    def stats(self) -> tuple[families.PollStats, Snapshot | None]:
+        """The poll counters and the last snapshot, read together (a multi-target
+        exporter's own /metrics reports them per target)."""
+        with self._lock:
+            return (
+                families.PollStats(
+                    up=self.up,
+                    now_unix=time.time(),
+                    polls=self.polls,
+                    poll_seconds_sum=self.poll_seconds_sum,
+                    last_poll_s=self.last_poll_s,
+                    errors=dict(self.errors),
+                ),
+                self.snapshot,
+            )
 
     # --- the collector ------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
+from dashboard.metrics.latency_families import busiest_groups, latency_families
 from dashboard.metrics.measures import idle_age, oldest_ready_known, stale_leases_known
 from dashboard.models import GroupStats, QueueSpec, Snapshot, state_label
 from dashboard.text.untrusted import escape_controls
@@ -173,6 +174,8 @@ def _snapshot_families(snap: Snapshot, spec: QueueSpec, max_groups: int) -> Iter
 
     if snap.groups:
         yield from group_families(snap, max_groups)
+    if snap.latency is not None:  # wait and run times, throughput, failures: per window
+        yield from latency_families(snap, busiest_groups(snap.latency.groups, max_groups))
 
     sections = _gauge(
         "section_age_seconds",

@@ -217,6 +217,13 @@ class Latency:
     missing: tuple[str, ...] = ()
     # why this poll's latency is older than the poll or absent (a timeout, a paced read)
     error: str | None = None
+    # where no index serves the window's range: that the section is read less often, how
+    # often, and the timestamp an index would serve (`doctor` names the index)
+    paced: str | None = None
+    # when it was read: the end of its window (None: never read)
+    read_at: datetime | None = None
+    # whether the spec has a finish time: else `finished` and `failed` are 0 for unknown
+    finished_measured: bool = True
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "created_at",
     "scheduled_at",
     "started_at",
+    "finished_at",
     "worker",
     "worker_pid",
     "attempts",
@@ -113,6 +114,8 @@ class Columns:
     created_at: Column = None
     scheduled_at: Column = None  # due time: ready rows due later read as scheduled
     started_at: Column = None
+    # when the job ended (done, failed or dead): run time is finished_at - started_at
+    finished_at: Column = None
     worker: Column = None
     # The backend pid of the session that claimed the job (pg_backend_pid() in the claim):
     # a worker's liveness by its session then needs that pid as well as the name, which
@@ -221,6 +224,11 @@ class HistoryTable:
 
     table: TableName
     status: str
+    # the history row's own times and group, where it keeps them (django_q_task: started,
+    # stopped, cluster): the latency of finished jobs is read there
+    started_at: str | None = None
+    finished_at: str | None = None
+    group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +256,8 @@ class Policy:
     # The value requeue and retry-dead write (policy.ready_value, --ready-value); None:
     # the ready role's first value, where the spec names its states.
     ready_value: str | None = None
+    # How far back the latency (wait and run times) looks: jobs started or finished since.
+    latency_window_s: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -318,6 +328,7 @@ class QueueSpec:
     column_types: dict[str, str] = field(default_factory=dict)
     # Filled by validation: column name -> SQL type, for the workers and history tables.
     workers_types: dict[str, str] = field(default_factory=dict)
+    history_types: dict[str, str] = field(default_factory=dict)
     # The liveness thresholds the spec's own file names (stale_after, heartbeat_timeout,
     # workers.timeout -> seconds), and the user's --stale-after (seconds, where from).
     threshold_keys: dict[str, float] = field(default_factory=dict)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from dashboard.models import ACTIVE_ROLES, ServerInfo, Snapshot
 from dashboard.monitor import counts as counting
 from dashboard.monitor import finished, row_holders, unknowns
+from dashboard.monitor.latency import snapshot_latency
 from dashboard.monitor.sessions import SessionsRead
 
 if TYPE_CHECKING:
@@ -98,4 +99,10 @@ def snapshot(m: Monitor, server: ServerInfo, elapsed: float, now: float) -> Snap
         ),
         unmapped=unmapped_rows,
         unknowns=unknowns.lines(spec, unmapped_rows, sections, by_status),
+        latency=snapshot_latency(
+            m.latency,
+            m.sections["latency"].data,
+            m.sections["latency"].error,
+            m.sections["latency"].every_s,
+        ),
     )

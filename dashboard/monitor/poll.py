@@ -34,10 +34,13 @@ from dashboard.monitor import counts as counting
 from dashboard.monitor.budget import (
     FINISHED_FLOOR_S,
     FINISHED_SHARE,
+    PACE_FLOOR_S,
+    SHARE,
     DbTimer,
     LoadMeter,
     Section,
 )
+from dashboard.monitor.latency import LatencyReader
 from dashboard.monitor.plan import CountPlan, plan_counts
 from dashboard.monitor.session_reader import DeadlockRate, SessionReader
 from dashboard.monitor.sessions import SessionsRead
@@ -73,6 +76,8 @@ class Monitor:
         self.sections["finished"] = Section(
             "finished", share=FINISHED_SHARE, floor_s=FINISHED_FLOOR_S
         )
+        self.sections["latency"] = Section("latency")  # paced like `finished` where no index serves
+        self.latency = LatencyReader(spec, self.parts)
         self.plan: CountPlan | None = None
         self.clock = clock  # the sections' clocks (a test steps it; costs are measured)
         self.meter = LoadMeter(started=clock())
@@ -157,6 +162,8 @@ class Monitor:
             self.plan = None  # its statements are composed from the parts
             self.statements = StatementBytes()  # so are these
             self.session_reader = SessionReader(self.spec, self.parts, self.statements)
+        if unreadable.workers != self.unreadable.workers or unreadable.history:
+            self.latency = LatencyReader(self.spec, self.parts, unreadable.history)
         self.unreadable = unreadable
 
     def _runs_here(self, name: str, server: ServerInfo) -> bool:
@@ -201,6 +208,8 @@ class Monitor:
             self._refresh_stale(conn, now)
         if self.shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
+        if self.shown("latency") and self._due("latency", now):
+            self._read("latency", conn, lambda: self._latency(conn), table=True)
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
@@ -248,6 +257,19 @@ class Monitor:
             )
         return read
 
+    def _latency(self, conn: psycopg.Connection):
+        """Wait and run times over the window; where no index serves its range (the plan
+        says so), a read of whole tables: paced as the finished counts are, with their
+        longer timeout."""
+        reader, section = self.latency, self.sections["latency"]
+        reader.plan(conn, self.clock())
+        if reader.unserved:
+            section.share, section.floor_s = FINISHED_SHARE, FINISHED_FLOOR_S
+            self._set_timeout(conn, self._timeout_for("latency", full_read=True))
+        else:
+            section.share, section.floor_s = SHARE, PACE_FLOOR_S
+        return reader.read(conn, self.statements)
+
     # --- running a section ---------------------------------------------------------------
 
     def _due(self, name: str, now: float) -> bool:
@@ -266,7 +288,7 @@ class Monitor:
             return base
         section = self.sections[name]
         # its cost so far measured a whole read only if the last one was (not the statistics)
-        measured = name == "scan" or (
+        measured = name in ("scan", "latency") or (
             section.data is not None
             and section.data.values is not None
             and section.data.values[0] == "exact"
@@ -345,6 +367,8 @@ class Monitor:
             return mode == "scan"
         if name == "counts":
             return mode == "index"
+        if name == "latency":
+            return self.latency.measures
         if name == "finished":
             dead = self.spec.policy.dead_letter
             return (

@@ -23,6 +23,7 @@ ABSENT = {
     "created_at": "NULL::timestamptz",
     "scheduled_at": "NULL::timestamptz",
     "started_at": "NULL::timestamptz",
+    "finished_at": "NULL::timestamptz",
     "worker": "NULL::text",
     "worker_pid": "NULL::int",
     "attempts": "NULL::int",

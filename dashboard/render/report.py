@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from dashboard.models import NO_STATE, Snapshot, Understood, id_text, state_label
+from dashboard.render.latency import latency_lines
 from dashboard.render.who_holds import (
     MEMBER_MODES,
     fold_ordinary,
@@ -188,6 +189,7 @@ def snapshot_text(snap: Snapshot, all_groups: bool = False) -> str:
         if section.error:
             old = "never read" if section.age_s is None else f"{age(section.age_s)} old"
             out.append(f"  {section.name}: {old}: {escape_controls(section.error)}")
+    out += latency_lines(snap.latency)
     out.append("")
     if snap.groups:
         shown, rest = busiest_groups(snap.groups, None if all_groups else GROUPS_SHOWN)

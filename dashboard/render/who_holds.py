@@ -86,8 +86,9 @@ class HeldRows:
             return f"jobs {jobs_text(self.job_ids, self.rows, width)}"
         claimed = self.rows - self.passed_over
         tail = f" +{self.passed_over} finished"
-        if not claimed:
-            return f"{self.passed_over} finished rows"
+        if not claimed:  # only rows it passed over: it holds no claim (yet)
+            word = "job" if self.rows == 1 else "jobs"
+            return f"{word} {jobs_text(self.job_ids, self.rows, width - 9)} finished"
         word = "job" if claimed == 1 else "jobs"
         return f"{word} {jobs_text(self.active_ids, claimed, width - len(tail))}{tail}"
 

@@ -16,6 +16,8 @@ DEMO_STATEMENTS = (
     "setup/create_demo_jobs",
     "setup/create_demo_ready_index",
     "setup/create_demo_running_index",
+    "setup/create_demo_started_index",
+    "setup/create_demo_finished_index",
     "setup/create_demo_dead_table",
 )
 AUDIT_STATEMENTS = ("setup/create_audit_schema", "setup/create_audit_table")

@@ -48,6 +48,7 @@ from dashboard.ui.plain import PlainApp
 from dashboard.ui.poller import SnapshotSource, SourceFactory, source_factory
 from dashboard.ui.recovery import WORKER_GROUPS, RecoveryController
 from dashboard.ui.replay.keys import replay_allows
+from dashboard.ui.replay.rewind import Rewind
 from dashboard.ui.screens.audit import LIMIT as AUDIT_LIMIT
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.screens.detail import DetailScreen
@@ -101,6 +102,7 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
         source: SourceFactory | None = None,
         recorder: Any = None,
         replay: Any = None,
+        rewind: Any = None,
     ) -> None:
         super().__init__()
         self.set_reactive(QueuetopApp.interval, interval)
@@ -111,6 +113,7 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
         self.history = History()  # the plots' series, outside the widgets
         self.recorder = recorder  # watch --record: gets every snapshot applied
         self.replay = replay  # queuetop replay: the driver that posts the recorded frames
+        self.rewind = Rewind(self, rewind)  # h: the last minutes (a RewindBuffer, or None)
         self.snapshots_applied = 0
         self._initial = tuple(snapshots)  # applied on mount
         self._seen_warnings: set[str] = set()  # each spec warning is notified once
@@ -183,6 +186,7 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
                 pass
 
     def on_unmount(self) -> None:
+        self.rewind.stop()
         self._restore_signals()
         gc_tuning.restore(self._gc_threshold)
         if self.load is not None:
@@ -208,6 +212,8 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         if not self.is_running:  # a poll that ends while the app shuts down: widgets are gone
             return
+        if self.rewind.takes(message.snapshot):  # the rewind shows: its frame, or a live one kept
+            return
         self.source.landed(message.snapshot)  # the link, and when the next one comes
         self.apply_snapshot(message.snapshot)
 
@@ -224,13 +230,26 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     def apply_snapshot(self, snap: Snapshot) -> None:
         """Update every widget from one snapshot, each once (the benchmark times this);
         a widget whose content did not change draws nothing."""
+        self.keep_snapshot(snap)
+        self.draw_snapshot(snap)
+
+    def keep_snapshot(self, snap: Snapshot) -> None:
+        """A live snapshot to the recorder (watch --record) and the rewind."""
+        if self.recorder is None and self.rewind.buffer is None:
+            return
+        # demo --record: what the load generator was doing, kept with the frame
+        state = self.load.state() if self.load is not None else None
+        kept = replace(snap, load=state) if state else snap
         if self.recorder is not None:
-            # demo --record: what the load generator was doing, kept with the frame
-            state = self.load.state() if self.load is not None else None
-            self.recorder.add(replace(snap, load=state) if state else snap)
+            self.recorder.add(kept)
+        self.rewind.keep(kept)
+
+    def draw_snapshot(self, snap: Snapshot, history: bool = True) -> None:
+        """Every widget from `snap`; `history`: the plots' series take it too."""
         if self.load is None and snap.load is not None:  # a replayed demo: its generator
             self.view.show_recorded_load(snap.load)
-        self.history.add(snap)
+        if history:
+            self.history.add(snap)
         self.snapshots_applied += 1
         self.snapshot = snap  # the header, through watch_snapshot
         self.view.draw(snap)
@@ -242,7 +261,8 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     # --- the header: drawn by the watchers of what it shows ---------------------------------
 
     def _show_link(self, link: LinkState) -> None:
-        self.link = link
+        if not self.rewind.link(link):  # shown once the rewind closes
+            self.link = link
 
     def _show_actions_note(self, note: str) -> None:
         self.actions_note = note
@@ -261,6 +281,9 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
     # --- the dashboard's own keys -------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = self.rewind.allows(action, parameters)  # None: not the rewind's to decide
+        if allowed is not None:
+            return allowed
         allowed = replay_allows(self.replay, action)  # None: not the replay's to decide
         if allowed is not None:
             return allowed
@@ -276,6 +299,9 @@ class QueuetopApp(PlainApp):  # PlainApp: no notification is ever markup
 
     def action_replay(self, verb: str, *args: Any) -> None:
         self.replay.act(verb, *args)
+
+    def action_rewind(self, verb: str) -> None:
+        self.rewind.act(verb)
 
     def action_toggle_pause(self) -> None:
         self.paused = not self.paused

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 from dashboard.ui.loadgen_controls import LOADGEN_BINDINGS
-from dashboard.ui.replay.keys import REPLAY_BINDINGS
+from dashboard.ui.replay.keys import REPLAY_BINDINGS, REWIND_BACK, REWIND_OPEN, REWIND_SAVE
 
 PANEL_KEYS = Binding.Group("Panels", compact=True)
 SPEED_KEYS = Binding.Group("Speed")
@@ -28,6 +28,7 @@ APP_BINDINGS = [
         tooltip="Quit queuetop, from any screen or dialog",
     ),
     Binding("question_mark,f1", "help", "Help", key_display="?", tooltip="Show every key binding"),
+    REWIND_BACK,  # Escape, only while the rewind shows (check_action), as is its s
     Binding("p", "toggle_pause", "Pause", tooltip="Pause or resume polling"),
     Binding("r", "refresh_now", "Poll", tooltip="Poll now"),
     Binding(
@@ -88,6 +89,7 @@ APP_BINDINGS = [
     # hidden by check_action unless a load generator runs; before j, A and L so that a
     # footer too narrow for all leaves those out (help lists them), never the demo's s, t
     *LOADGEN_BINDINGS,
+    REWIND_SAVE,
     # priority: handled as it arrives, before the keys typed after it are sent on to
     # the table in focus (see RecoveryController.look_up); in a dialog it skips
     Binding(
@@ -111,4 +113,5 @@ APP_BINDINGS = [
         "lock_timeout, measured one after another on a scratch table (needs CREATE)",
     ),
     *REPLAY_BINDINGS,  # hidden by check_action unless replaying (they take p + - A then)
+    REWIND_OPEN,  # h: the rewind (in the footer where there is room; help lists it)
 ]

@@ -26,6 +26,13 @@ OPTIONAL = {
     "show_audit",
     "open_lab",
     *LOADGEN_ACTIONS,
+    # a replay's (and the rewind's) speed and go-to: its step keys and Escape come first
+    "replay('speed', 1)",
+    "replay('speed', -1)",
+    "replay('goto')",
+    # h, the rewind: where there is room, and only when it is on (--rewind 0: help lists h,
+    # which then says the rewind is off)
+    "rewind('open')",
 }
 # on a narrow screen (where the palette key leaves the footer: ^p still opens it, and help
 # lists it): the job lookup, the audit and the lab, with the refresh speed; in the demo the
@@ -40,13 +47,19 @@ NARROW_DEMO = {"cycle_strategy", "toggle_hold_tx"} | NARROW_ALWAYS
 DEMO_FULL_FROM = 140
 
 
-def footer_keys(width: int, demo: bool) -> set[str]:
-    """The optional actions the footer shows at `width` columns."""
+def footer_keys(width: int, demo: bool, replaying: bool = False, rewind: bool = False) -> set[str]:
+    """The optional actions the footer shows at `width` columns (`replaying`: a replay or
+    the rewind shows, whose keys take the narrow footer; `rewind`: the rewind is on)."""
     if width < NARROW_BELOW:
+        if replaying:
+            return set()
         return set(NARROW_DEMO) if demo else set(NARROW)
+    shown = set(OPTIONAL)
     if demo and width < DEMO_FULL_FROM:
-        return OPTIONAL - {"refresh_now", "exact_counts"}
-    return set(OPTIONAL)
+        shown -= {"refresh_now", "exact_counts"}
+    if not rewind:
+        shown.discard("rewind('open')")
+    return shown
 
 
 def fit_footer(app: App, width: int, demo: bool) -> None:
@@ -56,7 +69,9 @@ def fit_footer(app: App, width: int, demo: bool) -> None:
     `bindings` piece, forks/bindings.py); with the piece off, or if a Textual release moves
     the map, the footer leaves the keys out itself (FittingFooter, by action).
     """
-    shown = footer_keys(width, demo)
+    replaying = getattr(app, "replay", None) is not None
+    rewind = getattr(getattr(app, "rewind", None), "buffer", None) is not None
+    shown = footer_keys(width, demo, replaying, rewind)
     table = binding_table(app)
     if table is None:  # the footer leaves them out itself (widgets/fitting_footer.py)
         left_out = frozenset(OPTIONAL - shown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +34,12 @@ class History:
     throughput: deque = field(init=False)
     oldest_ready_s: deque = field(init=False)
     waiting: deque = field(init=False)
+    # the queue's p95 wait over the latency window at each poll; None where it was not
+    # measured (no job started in the window, the section not read, the spec cannot tell)
+    p95_wait_s: deque = field(init=False)
+    # what the latest poll said instead of a p95 wait ('' once it has one): the plot
+    # shows it while it has no point to draw
+    p95_wait_note: str = field(init=False, default="")
     # (x, done) at each real read of the done count, x as in `times`
     done_reads: deque = field(init=False)
     _origin: datetime | None = field(init=False, default=None)
@@ -52,7 +59,17 @@ class History:
         self.throughput = _deque(self.maxlen)
         self.oldest_ready_s = _deque(self.maxlen)
         self.waiting = _deque(self.maxlen)
+        self.p95_wait_s = _deque(self.maxlen)
+        self.p95_wait_note = ""
         self.done_reads = _deque(self.maxlen)
+
+    def copy(self) -> History:
+        """A copy that goes on on its own (the live series, kept while a rewind shows)."""
+        return copy.deepcopy(self)
+
+    def restore(self, other: History) -> None:
+        """Take `other`'s series (the live ones again, once the rewind closes)."""
+        self.__dict__.update(copy.deepcopy(other).__dict__)
 
     def __len__(self) -> int:
         return len(self.times)
@@ -75,6 +92,24 @@ class History:
         self.throughput.append(self._rate or 0.0)
         self.oldest_ready_s.append(snap.oldest_ready_age_s or 0.0)
         self.waiting.append(len(snap.waiting))
+        self._add_latency(snap)
+
+    def _add_latency(self, snap: Snapshot) -> None:
+        latency = snap.latency
+        never_read = latency is not None and latency.read_at is None and latency.error
+        wait = latency.queue.wait if latency is not None and not never_read else None
+        self.p95_wait_s.append(wait.p95_s if wait is not None else None)
+        if latency is None:
+            self.p95_wait_note = "latency not in this snapshot"
+        elif never_read:  # not read yet, or every read so far failed
+            self.p95_wait_note = f"latency {latency.error}"
+        elif wait is None:
+            why = "; ".join(latency.missing) or latency.error or "the latency read failed"
+            self.p95_wait_note = f"not measured: {why}"
+        elif wait.p95_s is None:
+            self.p95_wait_note = "no job started in the window"
+        else:
+            self.p95_wait_note = ""
 
     def _read_done(self, snap: Snapshot) -> None:
         done = snap.counts.get("done", 0)

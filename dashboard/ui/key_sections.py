@@ -23,7 +23,9 @@ def binding_sections(app: Any) -> list[tuple[str, Iterable]]:
             [
                 b
                 for b in app.BINDINGS
-                if b not in LOADGEN_BINDINGS and replay_allows(app.replay, b.action) is not False
+                if b not in LOADGEN_BINDINGS
+                and replay_allows(app.replay, b.action) is not False
+                and app.rewind.listed(b.action)
             ],
         ),
         *(app.load.help_sections() if app.load is not None else []),

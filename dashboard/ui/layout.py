@@ -18,9 +18,16 @@ from dashboard.ui.loadgen_controls import LoadGenControls
 from dashboard.ui.tab_labels import counted_label, relabel
 from dashboard.ui.widgets.fitting_footer import FittingFooter
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.latency_panel import LatencyPanel
 from dashboard.ui.widgets.loadgen_panel import RecordedLoadStrip
 from dashboard.ui.widgets.message_bar import MessageBar
-from dashboard.ui.widgets.plots import DepthPlot, OldestReadyPlot, ThroughputPlot, WaitingPlot
+from dashboard.ui.widgets.plots import (
+    DepthPlot,
+    OldestReadyPlot,
+    P95WaitPlot,
+    ThroughputPlot,
+    WaitingPlot,
+)
 from dashboard.ui.widgets.state_panel import StatePanel
 from dashboard.ui.widgets.status import StatusBar
 from dashboard.ui.widgets.tables import (
@@ -55,7 +62,8 @@ def main_screen(
     groups: Callable[[], list[str]],
     counts: Callable[[], Mapping[str, int]],
 ) -> ComposeResult:
-    """Header, state panel and plots, the load strip, the tabs, the messages, the footer."""
+    """Header, state panel and plots, the latency lines, the load strip, the tabs, the
+    messages, the footer."""
     yield StatusBar(id="status")
     yield UnknownsBar(id="unknowns")
     with Horizontal(id="top"):
@@ -67,6 +75,8 @@ def main_screen(
             yield ThroughputPlot(history, id="plot-throughput")
             yield OldestReadyPlot(history, id="plot-oldest")
             yield WaitingPlot(history, id="plot-waiting")
+            yield P95WaitPlot(history, id="plot-p95-wait")
+    yield LatencyPanel(id="latency")
     if load is not None:
         yield from load.compose_strip()
     else:  # a replayed demo's generator, where its frames kept it (demo --record)
@@ -97,6 +107,8 @@ def fit(screen: Screen, width: int, height: int, load: LoadGenControls | None) -
     screen.set_class(width < NARROW_BELOW, "-narrow")
     if load is not None:
         load.fit(screen, narrow=width < NARROW_BELOW)
+    compact, tall = screen.has_class("-compact"), screen.has_class("-tall")
+    screen.query_one(LatencyPanel).fit("compact" if compact else "tall" if tall else "normal")
 
 
 def panel_tabs(screen: Screen) -> tuple[tuple[KeyedTable, Tab], ...]:

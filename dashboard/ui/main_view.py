@@ -20,6 +20,7 @@ from dashboard.ui.jobs_tab import JobBrowser
 from dashboard.ui.layout import BROWSER_TAB, PANELS
 from dashboard.ui.screens.audit import AuditScreen
 from dashboard.ui.widgets.keyedtable import KeyedTable
+from dashboard.ui.widgets.latency_panel import LatencyPanel
 from dashboard.ui.widgets.loadgen_panel import RecordedLoadStrip
 from dashboard.ui.widgets.plots import HistoryPlot
 from dashboard.ui.widgets.state_panel import StatePanel
@@ -33,6 +34,7 @@ class Panels:
     bar: StatusBar
     unknowns: UnknownsBar
     state: StatePanel
+    latency: LatencyPanel
     plots: tuple[HistoryPlot, ...]
     tabs: tuple[tuple[KeyedTable, Tab], ...]  # each panel's table and its tab
 
@@ -62,6 +64,7 @@ class MainView:
                 app.query_one(StatusBar),
                 app.query_one(UnknownsBar),
                 app.query_one(StatePanel),
+                app.query_one(LatencyPanel),
                 tuple(app.query(HistoryPlot)),
                 layout.panel_tabs(app.default_screen),
             )
@@ -91,6 +94,7 @@ class MainView:
         drawn = self._drawn()
         drawn.unknowns.show(snap)
         drawn.state.show(snap, self._spec)
+        drawn.latency.show(snap, self._spec)
         for plot in drawn.plots:  # a hidden one waits until it is shown
             plot.replot()
         for table, _ in drawn.tabs:

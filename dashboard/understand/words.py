@@ -153,6 +153,8 @@ COLUMN_WORDS: dict[str, tuple[str, ...]] = {
         "processed",
         "succeeded",
         "ended",
+        "finalized",
+        "finalised",
         "sent",
         "delivered",
         "concluido",

@@ -1,5 +1,8 @@
-"""OverviewApp: one row per queue found (ready, running, oldest ready age, stale leases,
-waiting sessions), polled in a thread; Enter picks a queue, q quits."""
+"""The overviews: one row per queue, Enter picks one, q quits. `QueueListApp` is what
+they share (keys, layout, the table kept by row key); `OverviewApp` is one database's
+queues found by discovery (ready, running, oldest ready age, stale leases, waiting
+sessions), polled in a thread; fleet_app.FleetOverviewApp is every queue of several
+named targets."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from dashboard.discover.overview import Overview, OverviewRow
 from dashboard.errors import UserError
 from dashboard.render.report import age
 from dashboard.text.untrusted import escape_controls
-from dashboard.ui.plain import PlainApp
+from dashboard.ui.plain import PlainApp, ReturnType
 
 COLUMNS = ("queue", "library", "ready", "running", "oldest ready", "stale", "waiting", "note")
 
@@ -50,10 +53,10 @@ def row_cells(row: OverviewRow) -> tuple[Text, ...]:
     )
 
 
-class OverviewApp(PlainApp[int | None]):
-    """Returns the index of the queue picked (Enter), or None (q)."""
+class QueueListApp(PlainApp[ReturnType]):
+    """What the overviews share: Enter opens the queue under the cursor (`_open(key)`),
+    r polls now, q quits; `sync_rows` keeps the table's rows by key."""
 
-    TITLE = "queuetop: queues"
     BINDINGS = [
         Binding("enter", "open_queue", "Open", tooltip="Open the dashboard on this queue"),
         Binding("r", "refresh_now", "Poll", tooltip="Poll every queue now"),
@@ -64,6 +67,46 @@ class OverviewApp(PlainApp[int | None]):
     #overview-status { height: 1; padding: 0 1; }
     #overview { height: 1fr; }
     """
+
+    def sync_rows(self, rows: list[tuple[str, tuple[Text, ...]]]) -> None:
+        """The table holds `rows` (key, cells) in this order: cells updated in place when
+        the keys are the same, else rebuilt with the cursor kept on its key."""
+        table = self.query_one(DataTable)
+        keys = [key for key, _ in rows]
+        current = [k.value for k in table.rows]
+        if keys == current:
+            for key, cells in rows:
+                for column, cell in zip(table.ordered_columns, cells, strict=True):
+                    if table.get_cell(key, column.key) != cell:
+                        table.update_cell(key, column.key, cell, update_width=True)
+            return
+        under = current[table.cursor_row] if 0 <= table.cursor_row < len(current) else None
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+        if under in keys:
+            table.move_cursor(row=keys.index(under), animate=False)
+
+    def action_refresh_now(self) -> None:
+        raise NotImplementedError
+
+    def action_open_queue(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            self._open(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(event.row_key.value)
+
+    def _open(self, key: str) -> None:
+        raise NotImplementedError
+
+
+class OverviewApp(QueueListApp[int | None]):
+    """Returns the index of the queue picked (Enter), or None (q)."""
+
+    TITLE = "queuetop: queues"
 
     def __init__(
         self, overview: Overview, dsn: str, *, interval: float = 2.0, notice: str | None = None
@@ -126,17 +169,10 @@ class OverviewApp(PlainApp[int | None]):
     def action_refresh_now(self) -> None:
         self.poll()
 
-    def action_open_queue(self) -> None:
-        table = self.query_one(DataTable)
-        if table.row_count:
-            self._open(table.cursor_row)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self._open(int(event.row_key.value))
-
-    def _open(self, index: int) -> None:
+    def _open(self, key: str) -> None:
         """Leave for the queue's dashboard, unless its spec is broken: then say why and stay
         (Enter there ended queuetop with the spec's error)."""
+        index = int(key)
         why = self.overview.errors[index]
         if why:
             name = self.overview.found[index].table

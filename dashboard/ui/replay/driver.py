@@ -68,6 +68,8 @@ class ReplayDriver:
         self._note = ""
         self._reading = False  # a frame is being read on its thread
         self._reader: threading.Thread | None = None
+        self._timer: Any = None  # the play clock's tick
+        self.detached = False  # the rewind closed: nothing more is posted
         self.on_link: Any = None  # the header's callback, set by ReplaySource
 
     # --- wiring (the app) -------------------------------------------------------------------
@@ -81,7 +83,15 @@ class ReplayDriver:
             return
         at = bounds.first_at if self.start_at is None else self.start_at
         self.go(self.recording.frame_at(at), rebuild=True)
-        app.set_interval(TICK_S, self._tick)
+        self._timer = app.set_interval(TICK_S, self._tick)
+
+    def detach(self) -> None:
+        """The app goes back to live (the rewind closed): the clock stops, and a frame still
+        being read is not shown."""
+        self.detached = True
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
 
     @property
     def link(self) -> LinkState:
@@ -161,6 +171,8 @@ class ReplayDriver:
     def _show(self, frame_id: int, before: float | None, read: Read) -> None:
         """On the app's thread: the frame read, posted as a poll's would be."""
         self._reading = False
+        if self.detached:
+            return
         if read.gone:
             bounds = self.recording.bounds()
             if bounds is not None and bounds.first_id > frame_id:

@@ -67,6 +67,30 @@ REPLAY_BINDINGS = [
         tooltip="The recorded audit trail, up to the time of the frame shown",
     ),
 ]
+# The rewind (the live dashboard's last minutes, ui/replay/rewind.py): h opens it in the
+# replay view, whose keys then move it; Escape and s are its own while it shows. Bound apart
+# (bindings.py): Escape early, so that a narrow footer shows it first; s beside the demo's
+# s, so that its place in the footer stays the demo's.
+REWIND_OPEN = Binding(
+    "h",
+    "rewind('open')",
+    "Rewind",
+    tooltip="Rewind: the last minutes the dashboard kept (--rewind), opened at now in the "
+    "replay view: , steps back, < a minute back, p plays, s saves it, Escape returns to live",
+)
+REWIND_BACK = Binding(
+    "escape",
+    "rewind('back')",
+    "Live",
+    key_display="Esc",
+    tooltip="Rewind: back to the live dashboard (it kept polling meanwhile)",
+)
+REWIND_SAVE = Binding(
+    "s",
+    "rewind('save')",
+    "Save",
+    tooltip="Rewind: save it as a recording file (queuetop replay FILE opens it)",
+)
 # the live dashboard's actions that make no sense on a recording: off while replaying
 LIVE_ONLY = frozenset(("toggle_pause", "refresh_now", "exact_counts", "faster", "slower"))
 

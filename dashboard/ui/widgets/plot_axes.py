@@ -91,3 +91,24 @@ def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, li
             out_x.append(xs[i])
             out_y.append(ys[i])
     return out_x, out_y
+
+
+def runs(xs: list[float], ys) -> list[tuple[list[float], list[float]]]:
+    """The stretches of a series between its gaps (None: not measured at that poll), each
+    drawn as a line of its own: a gap is never drawn as a value."""
+    if None not in ys:  # the common case, at C speed: one stretch
+        return [(xs, list(ys))] if xs else []
+    out: list[tuple[list[float], list[float]]] = []
+    run_x: list[float] = []
+    run_y: list[float] = []
+    for x, y in zip(xs, ys, strict=True):
+        if y is None:
+            if run_x:
+                out.append((run_x, run_y))
+                run_x, run_y = [], []
+            continue
+        run_x.append(x)
+        run_y.append(y)
+    if run_x:
+        out.append((run_x, run_y))
+    return out

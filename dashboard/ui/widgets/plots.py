@@ -8,6 +8,7 @@ from textual.strip import Strip
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
+from dashboard.text.untrusted import shown
 from dashboard.ui.forks import plot_frame
 from dashboard.ui.history import History
 from dashboard.ui.widgets import plot_lines
@@ -15,12 +16,15 @@ from dashboard.ui.widgets.plot_axes import (
     downsample,
     held_top,
     nice_ticks,
+    runs,
     tick_label,
     window_s,
 )
 from dashboard.ui.widgets.plot_rows import FrameRow, line_style
+from dashboard.ui.widgets.state_panel import wrap
+from dashboard.ui.widgets.text_strip import parts_strip
 
-__all__ = ["DepthPlot", "HistoryPlot", "downsample", "nice_ticks"]
+__all__ = ["DepthPlot", "HistoryPlot", "P95WaitPlot", "downsample", "nice_ticks"]
 
 DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # plotext colours (names it knows, or 256-colour numbers): it has no "yellow", and an
@@ -28,6 +32,7 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # Rich's "yellow" (the titles, the state panel) uses. Dead is 135 (a violet of the fixed
 # 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
 ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
+SHORT_ROLES = {"running": "run", "failed": "fail"}
 # plotext's internals moved, or the plot_frame piece is off (FrameUnavailable, forks/plot_frame.py)
 _FRAME_ERRORS = (AttributeError, IndexError, TypeError)
 # A plot is drawn again at most this often (seconds of its data, not of the clock): the
@@ -121,7 +126,11 @@ class HistoryPlot(PlotextPlot):
         latest = times[-1]
         ages = [t - latest for t in times]  # <= 0: seconds before the latest poll
         buckets = max(self.size.width // 2, 1)
-        lines = [(*downsample(ages, list(ys), buckets), color) for ys, color in self.series()]
+        lines = [  # a series with gaps (None) is drawn as the stretches between them
+            (*downsample(xs, ys, buckets), color)
+            for values, color in self.series()
+            for xs, ys in runs(ages, values)
+        ]
         top = max((max(ys) for _, ys, _ in lines), default=0.0)
         self._top = held_top(top, self._top, self.WHOLE)
         self._ticks = nice_ticks(self._top, self.WHOLE, rows=self.size.height - 2)
@@ -300,6 +309,11 @@ class DepthPlot(HistoryPlot):
             legend.append(role, line_style(ROLE_COLORS[role]))
         if len(legend) > room:  # a narrow plot: the legend alone
             legend = legend[len("Jobs: ") :]
+        if len(legend) > room:  # narrower still: the roles' short names, in their colours
+            legend = Text(" ").join(
+                Text(SHORT_ROLES.get(role, role), line_style(ROLE_COLORS[role]))
+                for role in self._roles()
+            )
         return legend
 
     def series(self) -> list[tuple[list[float], str | int]]:
@@ -335,3 +349,38 @@ class WaitingPlot(SeriesPlot):
     TITLE = "Sessions waiting on locks"
     SHORT_TITLE = "Waiting"
     SERIES, COLOR = "waiting", "red"
+
+
+class P95WaitPlot(SeriesPlot):
+    """The queue's p95 wait over the latency window, poll by poll; where no poll has one,
+    what the latest said instead (the spec cannot measure it, no job started lately)."""
+
+    TITLE = "Wait p95 (ready→started, s)"
+    SHORT_TITLE = "Wait p95, s"
+    SERIES, COLOR = "p95_wait_s", "orange"
+    WHOLE = False
+    _message: str | None = None
+
+    def message(self) -> str | None:
+        """What to show instead of a line: None while any poll of the history has a p95."""
+        if not self.history.times or any(v is not None for v in self.history.p95_wait_s):
+            return None
+        return shown(self.history.p95_wait_note or "no p95 wait yet")  # names from the spec
+
+    def replot(self, now: bool = False) -> None:
+        message = self.message() if self.display else self._message
+        if message != self._message:  # a message, or a line again: painted whole
+            self._message = message
+            self._drawn = self._strips = self._on_screen = None
+            self._rows = {}
+            self.refresh()
+            now = True
+        if message is None:
+            super().replot(now)
+
+    def render_line(self, y: int) -> Strip:
+        if self._message is None:
+            return super().render_line(y)
+        lines = wrap(self._message, max(self.size.width - 2, 10))
+        text = f" {lines[y]}" if y < len(lines) else ""
+        return parts_strip(((text, "yellow"),), self.size.width).apply_style(self.rich_style)

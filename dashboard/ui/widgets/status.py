@@ -24,7 +24,7 @@ class LinkState:
 
 
 SCHEMA_CHANGED = "schema changed"
-FRESH = ("connecting", "live", "slow", "paused", "static", "REPLAY")
+FRESH = ("connecting", "live", "slow", "paused", "static", "REPLAY", "REWIND")
 STYLES = {
     "connecting": "bold yellow",
     "live": "bold green",
@@ -37,6 +37,7 @@ STYLES = {
     "internal error": "bold white on red",
     "static": "bold",
     "REPLAY": "bold white on magenta",  # queuetop replay: a recorded frame, not the server now
+    "REWIND": "bold white on magenta",  # the dashboard's rewind: a frame of its last minutes
     # the library under the queue was upgraded (or downgraded) mid-watch: the connection is
     # fine, the spec no longer maps the schema
     SCHEMA_CHANGED: "bold white on dark_magenta",
