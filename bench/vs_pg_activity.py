@@ -18,6 +18,12 @@ which git ignores. Numbers measured on a shared machine are noisy: the ratio of
 windows measured side by side in one run is what to read.
 
     .venv/bin/python bench/vs_pg_activity.py [--window 30] [--rounds 2] [--interval 1]
+
+With --pieces, each piece of dashboard/ui/forks is measured alone (issue 33): besides
+queuetop (every piece on) and pg_activity, queuetop with one piece off at a time
+(QUEUETOP_STOCK_UI=PIECE) and with all of them off, every variant in each round, the
+order rotated from round to round. The report gives each variant's client CPU against
+pg_activity's and what turning the piece off costs against queuetop's own.
 """
 
 from __future__ import annotations
@@ -152,9 +158,22 @@ def wait_for_backend(conn: psycopg.Connection, app: str, proc: subprocess.Popen)
     raise SystemExit(f"{app} did not connect within 60 s")
 
 
+STOCK = "stock"  # the variant with every piece off
+
+
+def variant_env(monitor: str) -> dict[str, str]:
+    """queuetop-PIECE: that piece off; queuetop-stock: every piece off; queuetop: all on."""
+    env = {k: v for k, v in os.environ.items() if k != "QUEUETOP_STOCK_UI"}
+    if monitor.startswith(QUEUETOP + "-"):
+        piece = monitor.removeprefix(QUEUETOP + "-")
+        env["QUEUETOP_STOCK_UI"] = "1" if piece == STOCK else piece
+    return env
+
+
 def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(LINES)}
-    if monitor == QUEUETOP:
+    env = {**variant_env(monitor), "TERM": "xterm-256color"}
+    env.update(COLUMNS=str(COLUMNS), LINES=str(LINES))
+    if monitor.startswith(QUEUETOP):
         argv = [
             str(Path(sys.executable).with_name("queuetop")),
             "watch",
@@ -239,7 +258,7 @@ def report(windows: list[Window]) -> None:
             f"{w.backend_pct:11.2f}% {w.rss_mb:6.0f} MB"
         )
     mean = {}
-    for name in (QUEUETOP, PG_ACTIVITY):
+    for name in dict.fromkeys(w.monitor for w in windows):
         mine = [w for w in windows if w.monitor == name]
         mean[name] = (
             statistics.mean(w.client_pct for w in mine),
@@ -255,6 +274,13 @@ def report(windows: list[Window]) -> None:
         f"ticks {qt / max(pt, 1e-9):.2f}x), backend CPU {qb / max(pb, 1e-9):.2f}x, "
         f"RSS {qr / max(pr, 1e-9):.2f}x"
     )
+    variants = [n for n in mean if n.startswith(QUEUETOP + "-")]
+    if variants:
+        print()
+        print(f"{'variant':24} {'client CPU':>11} {'/ pg_activity':>14} {'/ all pieces on':>16}")
+        for name in [QUEUETOP, *variants]:
+            c = mean[name][0]
+            print(f"{name:24} {c:10.3f}% {c / max(pc, 1e-9):13.2f}x {c / max(qc, 1e-9):15.2f}x")
 
 
 def main() -> None:
@@ -264,12 +290,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds, both orders alternating")
     parser.add_argument("--interval", type=float, default=1.0, help="both monitors' refresh")
     parser.add_argument("--workers", type=int, default=4, help="load generator workers")
+    parser.add_argument(
+        "--pieces",
+        action="store_true",
+        help="also queuetop with each piece of dashboard/ui/forks off, and with all off",
+    )
     args = parser.parse_args()
+    monitors = [QUEUETOP, PG_ACTIVITY]
+    if args.pieces:
+        from dashboard.ui.forks import PIECES
+
+        monitors += [f"{QUEUETOP}-{piece}" for piece in (*PIECES, STOCK)]
     ensure_pg_activity()
     with server(args.dsn) as dsn:
         schema.ensure_demo(dsn)
         per_window = args.window + WARMUP_S + 8
-        load = start_load(dsn, args.rounds * 2 * per_window + 30, args.workers)
+        load = start_load(dsn, args.rounds * len(monitors) * per_window + 30, args.workers)
         try:
             time.sleep(3)  # the workers connect, the producer fills the queue
             print(
@@ -279,11 +315,14 @@ def main() -> None:
             )
             windows = []
             for r in range(args.rounds):
-                order = (QUEUETOP, PG_ACTIVITY) if r % 2 == 0 else (PG_ACTIVITY, QUEUETOP)
+                shift = r % len(monitors)  # each round starts one variant later
+                order = monitors[shift:] + monitors[:shift]
+                if not args.pieces and r % 2:
+                    order = [PG_ACTIVITY, QUEUETOP]
                 for name in order:
                     w = measure(name, dsn, args.interval, args.window)
                     print(
-                        f"  round {r + 1} {name:12} client {w.client_pct:6.3f}% "
+                        f"  round {r + 1} {name:22} client {w.client_pct:6.3f}% "
                         f"(ticks {w.client_ticks_pct:4.2f}%)  backend "
                         f"{w.backend_pct:5.2f}%  RSS {w.rss_mb:4.0f} MB  "
                         f"terminal {w.bytes_per_s / 1024:6.1f} KiB/s",

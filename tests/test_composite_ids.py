@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import queue_shapes
-from test_ui_live import until
+from helpers.pilot import until
 
 from dashboard import config, db
 from dashboard.cli import main

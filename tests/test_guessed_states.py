@@ -11,7 +11,7 @@ import asyncio
 import json
 
 import pytest
-from test_ui_live import until
+from helpers.pilot import until
 
 from dashboard import config, db
 from dashboard.cli import main

@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.pilot import until
 from hostile_recordings import CASES, hostile, real_recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile_screens import rendered
-from test_ui_live import until
 
 from dashboard.cli import main
 from dashboard.cli.replay_command import replay_app

@@ -9,10 +9,10 @@ import argparse
 import asyncio
 
 import pytest
+from helpers.pilot import until
 from hostile import QUIT, TABLE_NAME, assert_inert, plant
 from psycopg import sql
 from rich.segment import Segment
-from test_ui_live import until
 from textual.widgets import Input
 
 from dashboard import config, db

@@ -14,7 +14,7 @@ import sys
 import pytest
 from demo_queue import setup_demo
 from helpers import wait_until
-from test_ui_live import until
+from helpers.pilot import until
 
 from dashboard.cli.replay_command import replay_app
 from dashboard.recorder import Recording

@@ -8,7 +8,7 @@ import argparse
 import asyncio
 from dataclasses import replace
 
-from test_ui_live import until
+from helpers.pilot import until
 from ui_snapshots import FixedLoadGen, demo_spec, fixed_load_snapshot, fixed_snapshot
 
 from dashboard.cli import build_parser

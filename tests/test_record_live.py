@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import psycopg
 from demo_queue import claim, setup_demo
 from helpers import is_waiting_on_lock, wait_until
-from test_ui_live import until
+from helpers.pilot import until
 
 from dashboard import db
 from dashboard.actions import ObservedJob, TableAudit, requeue

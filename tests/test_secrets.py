@@ -19,8 +19,8 @@ from urllib.parse import quote
 import psycopg
 import pytest
 from demo_queue import claim, expire, setup_demo
+from helpers.pilot import until
 from psycopg import conninfo, sql
-from test_ui_live import until
 
 from dashboard.cli import main
 from dashboard.text import redact

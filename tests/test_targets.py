@@ -11,6 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import target_stage
+from helpers.cli import run_main
 from target_stage import A_COUNTS, B_COUNTS, B_TABLE, Listener, counts_in, write_targets
 
 from dashboard.cli import main
@@ -19,11 +20,7 @@ other_dsn = target_stage.other_dsn  # fixtures
 fleet = target_stage.fleet
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+run = run_main  # tests/helpers/cli.py: (code, out, err), no traceback
 
 
 def test_snapshot_reads_the_database_of_the_target_named(fleet, capsys):

@@ -8,7 +8,7 @@ import threading
 from dataclasses import replace
 
 import pytest
-from test_ui_live import until
+from helpers.pilot import until
 from test_ui_palette import run_from_palette
 from ui_snapshots import FixedBrowserSource, demo_spec, fixed_history
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import pytest
+from helpers.pilot import run_app, until
 from test_ui_browser import status
-from test_ui_live import until
 from ui_snapshots import FixedBrowserSource, demo_spec, fixed_history, fixed_jobs
 
 from dashboard.browse import DEAD_TABLE
@@ -41,14 +40,13 @@ def app_with(counts: dict[str, int], jobs: list) -> tuple[QueuetopApp, RoleSourc
 
 
 def run(app: QueuetopApp, body, size=(120, 40)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await pilot.press("b")
-            await until(pilot, lambda: app.browser.loads >= 1)
-            await body(pilot)
+    """The app with the browser open and its first page read."""
 
-    asyncio.run(go())
+    async def open_browser(pilot):
+        await pilot.press("b")
+        await until(pilot, lambda: app.browser.loads >= 1)
+
+    run_app(app, body, size, before=open_browser)
 
 
 DEMO_WORKERS = [f"queuetop-worker-{k}" for k in (1, 2, 3, 4)]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+from helpers.pilot import until
 from latency_stage import Stage, create_queue, truth
-from test_ui_live import until
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.widgets.latency_panel import LatencyPanel

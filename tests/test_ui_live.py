@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import psycopg
 from helpers import is_waiting_on_lock, restart_elsewhere, wait_until
+from helpers.pilot import until  # noqa: F401 (other test modules import it from here)
 
 from dashboard import config, db
 from dashboard.setup import schema
@@ -20,16 +20,6 @@ def demo_spec(dsn: str):
         schema.init_demo(conn)
     with db.connect_monitor(dsn) as conn:
         return config.validate(conn, config.load_preset("demo"))
-
-
-async def until(pilot, fn, timeout: float = 15.0):
-    """Let the app run until fn() is truthy; fail after timeout."""
-    deadline = time.monotonic() + timeout
-    while not (value := fn()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await pilot.pause(0.05)
-    return value
 
 
 async def within_refreshes(pilot, app, fn, refreshes: int = 2):

@@ -8,6 +8,7 @@ from dataclasses import replace
 import psycopg
 import pytest
 from helpers import wait_until
+from helpers.pilot import run_app
 from rich.console import Console
 from test_ui_live import INTERVAL, demo_spec, until
 from textual.widgets import Static
@@ -45,13 +46,7 @@ def fixed_app(loadgen=None, read_only: bool = False) -> QueuetopApp:
     )
 
 
-def run(app: QueuetopApp, body, size=(120, 40)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await body(pilot)
-
-    asyncio.run(go())
+run = run_app  # tests/helpers/pilot.py
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24), (200, 50)])

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.pilot import until
 from pile_up import pile_up_snapshot
-from test_ui_live import until
 from ui_snapshots import demo_spec
 
 from dashboard.ui.app import QueuetopApp

@@ -4,10 +4,11 @@ waiting plots; and the jobs plot's legend in its lines' own colours."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
+from functools import partial
 
 import pytest
+from helpers.pilot import run_app
 from textual.widgets import Footer, Tabs
 from textual.widgets._footer import FooterKey
 from ui_snapshots import FixedLoadGen, demo_spec, fixed_history, fixed_load_snapshot
@@ -29,13 +30,7 @@ def demo_app(snapshots=None) -> QueuetopApp:
     )
 
 
-def run(app: QueuetopApp, body, size=(80, 24)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await body(pilot)
-
-    asyncio.run(go())
+run = partial(run_app, size=(80, 24))  # tests/helpers/pilot.py
 
 
 def screen_lines(app) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from test_ui_live import until
+from helpers.pilot import until
 
 from dashboard.cli import build_parser
 from dashboard.cli.discover_command import discovered

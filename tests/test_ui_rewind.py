@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from demo_queue import setup_demo
 from helpers import is_waiting_on_lock, wait_until
-from test_ui_live import until
+from helpers.pilot import until
 from textual.widgets import Input
 from ui_snapshots import T0, FixedLoadGen, demo_spec, fixed_snapshot
 

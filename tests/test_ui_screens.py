@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import pytest
+from helpers.pilot import run_app
 from ui_snapshots import demo_spec, fixed_history, fixed_snapshot, with_idle
 
 from dashboard.ui.app import QueuetopApp
@@ -25,13 +25,7 @@ def test_main_screen_snapshot(snap_compare, size):
     assert snap_compare(fixed_app(), terminal_size=size)
 
 
-def run(app: QueuetopApp, body, size=(120, 40)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await body(pilot)
-
-    asyncio.run(go())
+run = run_app  # tests/helpers/pilot.py
 
 
 def test_history_throughput_is_done_delta_per_second():

@@ -15,9 +15,9 @@ import shlex
 
 import psycopg
 import pytest
+from helpers.pilot import until
 from queue_shapes import DECOYS, SHAPES, UNMAPPABLE, UNMAPPED_ROWS, create, role_counts, stage
 from test_hostile_screens import rendered
-from test_ui_live import until
 
 from dashboard import config, db
 from dashboard.cli import main

@@ -22,8 +22,8 @@ from pathlib import Path
 import psycopg
 import pytest
 import servers
+from helpers.pilot import until
 from test_cli_errors import assert_one_line_error, run_cli
-from test_ui_live import until
 
 from dashboard.cli import build_parser, main, watch_commands
 from dashboard.cli.watch_overview import chosen_targets, run_targets

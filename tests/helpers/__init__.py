@@ -1,4 +1,9 @@
-"""Small helpers shared by the tests: waiting for a condition on a real server."""
+"""Helpers shared by the tests, instead of a copy in each file:
+
+- here: waiting for a condition on a real server, a lock wait, a restart elsewhere;
+- helpers.pilot: running the Textual app under Pilot (run_app, until);
+- helpers.cli: running the queuetop command in-process (run_main).
+"""
 
 from __future__ import annotations
 
