@@ -25,6 +25,7 @@ from dashboard import db
 from dashboard.config import versions
 from dashboard.errors import UserError
 from dashboard.models import (
+    Latency,
     QueueSpec,
     ServerInfo,
     Snapshot,
@@ -49,6 +50,16 @@ from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql.parts import queue_parts
 
 TABLE_SECTIONS = ("counts", "stale", "finished", "scan")
+LATENCY_READS_PER_WINDOW = 60  # a costly latency read: at most this many per window
+LATENCY_MANY_JOBS = 2000  # a window holding fewer jobs is read on every poll
+
+
+def jobs_in(latency: Latency) -> int:
+    """The jobs the latency read counted (started and finished in its window)."""
+    queue = latency.queue
+    return sum(d.count for d in (queue.wait, queue.run) if d is not None)
+
+
 SESSION_SECTIONS = ("locks", "waits", "idle")
 FIRST_SCAN_TIMEOUT_MS = 10_000
 MAX_SCAN_TIMEOUT_MS = 30_000
@@ -208,8 +219,23 @@ class Monitor:
             self._refresh_stale(conn, now)
         if self.shown("finished") and (self._due("finished", now) or exact):
             self._read("finished", conn, lambda: self._finished(conn, exact), table=True)
-        if self.shown("latency") and self._due("latency", now):
+        if self.shown("latency") and self._due("latency", now) and self._latency_due(now):
             self._read("latency", conn, lambda: self._latency(conn), table=True)
+
+    def _latency_due(self, now: float) -> bool:
+        """Percentiles over a window move little in a sixtieth of it: where the window
+        holds many jobs (LATENCY_MANY_JOBS: its read sorts them all), it is read at most
+        every window/60, 5 s for 5 minutes (every poll where the interval is longer). The
+        demo at a 1 s refresh (12,000 jobs in its window) spent 1.8 % of a core of the
+        server on the monitor, against 0.17 % for pg_activity's whole poll, mostly on
+        numbers that barely changed between two reads. Decided by the jobs counted, not by
+        a measured time: the same data is read as often on a loaded machine."""
+        section = self.sections["latency"]
+        last = section.data
+        if not isinstance(last, Latency) or jobs_in(last) < LATENCY_MANY_JOBS:
+            return True
+        every = self.spec.policy.latency_window_s / LATENCY_READS_PER_WINDOW
+        return now - (section.tried_at or 0.0) >= every - 0.5 * min(self.interval, 1.0)
 
     def _refresh_stale(self, conn: psycopg.Connection, now: float, force: bool = False) -> None:
         source = self.sections["scan" if self.plan.mode == "scan" else "counts"].data
