@@ -202,3 +202,33 @@ def test_a_new_point_repaints_only_the_lines_it_changed():
         assert app.export_screenshot() == partly
 
     run(body, points=300)
+
+
+def test_the_stock_path_draws_the_ticks_of_the_plots_height(monkeypatch):
+    """With plotext drawing the whole plot (the plot_frame piece off), a plot whose height
+    settled after its first picture kept the first picture's ticks: the jobs plot spanning
+    two rows showed 1500 and 0 and lost 1000 and 500 (caught by CI's stock-path run)."""
+    from test_ui_pile_up import pile_up_app
+
+    from dashboard.ui.widgets.plots import DepthPlot, tick_label
+
+    monkeypatch.setenv("QUEUETOP_STOCK_UI", "plot_frame")
+
+    async def go():
+        app = pile_up_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            plot = app.query_one(DepthPlot)
+            region = plot.content_region
+            rows = [s.text for s in app.screen._compositor.render_strips()]
+            drawn = [r[region.x : region.right] for r in rows[region.y : region.bottom]]
+            return plot._ticks, drawn
+
+    ticks, drawn = asyncio.run(go())
+    assert len(ticks) >= 4, ticks
+    for tick in ticks:
+        assert any(line.lstrip().startswith(f"{tick_label(tick)}┤") for line in drawn), (
+            tick,
+            drawn,
+        )

@@ -141,9 +141,10 @@ class HistoryPlot(PlotextPlot):
             self._frame_now()
         except _FRAME_ERRORS:  # the ANSI path (see render_line): points rounded to seconds
             self._coords = []
-            self._draw(
-                (tuple((tuple(map(round, xs)), tuple(ys), c) for xs, ys, c in lines), self._lims)
-            )
+            # the ticks too: a taller plot (a resize, the layout settling) has more of them
+            # for the same lines, and plotext's picture must be configured again
+            lines_key = tuple((tuple(map(round, xs)), tuple(ys), c) for xs, ys, c in lines)
+            self._draw((lines_key, self._lims, tuple(self._ticks)))
             return
         # the lines as canvas dots: the same dots on the same frame draw the same picture
         cols, rows = self._canvas
