@@ -11,9 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from helpers.cli import run_text as run
 from hostile import QUIT, RAW, TABLE_NAME, assert_inert, plant, table_sql
-
-from dashboard.cli import main
 
 MARKUP = "[@click=app.screenshot("
 
@@ -23,12 +22,6 @@ def hostile(dsn, connect, background, tmp_path, capsys):
     planted = plant(dsn, connect, background, tmp_path)
     capsys.readouterr()  # what planting printed
     return planted
-
-
-def run(capsys, *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out + err
 
 
 def queue_args(h) -> list[str]:

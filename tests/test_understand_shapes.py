@@ -18,9 +18,8 @@ import psycopg
 import pytest
 from conftest import Background
 from helpers import is_waiting_on_lock, wait_until
+from helpers.cli import run_out as run
 from queue_shapes import SHAPES, Shape, claim, create, role_counts, stage
-
-from dashboard.cli import main
 
 each_shape = pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
 
@@ -30,12 +29,6 @@ def staged(connect, shape: Shape) -> psycopg.Connection:
     create(conn, shape)
     stage(conn, shape)
     return conn
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out
 
 
 def discovered(capsys, dsn: str, table: str) -> dict:

@@ -15,6 +15,7 @@ import shlex
 
 import psycopg
 import pytest
+from helpers.cli import run_out as run
 from helpers.pilot import until
 from queue_shapes import DECOYS, SHAPES, UNMAPPABLE, UNMAPPED_ROWS, create, role_counts, stage
 from test_hostile_screens import rendered
@@ -25,11 +26,6 @@ from dashboard.ui.app import QueuetopApp
 from dashboard.ui.widgets.unknowns_bar import UnknownsBar
 
 each_shape = pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    return code, capsys.readouterr().out
 
 
 def found_in(capsys, dsn: str) -> dict[str, dict]:

@@ -30,3 +30,15 @@ def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> Ran:
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err
     return Ran(code, out, err)
+
+
+def run_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """(exit code, stdout): what a script reading the command's output gets."""
+    ran = run_main(capsys, *argv)
+    return ran.code, ran.out
+
+
+def run_text(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """(exit code, stdout then stderr): what a person at the terminal reads."""
+    ran = run_main(capsys, *argv)
+    return ran.code, ran.text
