@@ -70,7 +70,7 @@ class FleetOverviewApp(QueueListApp[tuple[str, int] | None]):
         self._refresh_rows()
         table.focus()
         if self.notice:
-            self.notify(escape_controls(self.notice), severity="error")
+            self.notify(escape_controls(self.notice), severity="error", markup=False)
         self.fleet.start(lambda poll: self.post_message(TargetPolled(poll)))
         self.set_interval(TICK_S, self._tick)
 
@@ -132,7 +132,7 @@ class FleetOverviewApp(QueueListApp[tuple[str, int] | None]):
             return
         why = row.why_not_open
         if why:
-            self.notify(f"cannot open: {why}", severity="error")
+            self.notify(f"cannot open: {why}", severity="error", markup=False)
             return
         assert row.index is not None
         self.exit((row.target, row.index))

@@ -189,7 +189,7 @@ class Rewind:
     def _failed(self, why: str) -> None:
         self.opening = False
         self._app.refresh_bindings()
-        self._app.notify(why, title="rewind", severity="warning", timeout=6)
+        self._app.notify(why, title="rewind", severity="warning", timeout=6, markup=False)
 
     def _opened(self, recording: Recording, home: str, frames: list[Frame]) -> None:
         self.opening = False
@@ -223,6 +223,7 @@ class Rewind:
             ", steps back, < a minute, p plays, s saves, Escape: live",
             title="rewind",
             timeout=8,
+            markup=False,  # the buffer's error may quote anything
         )
 
     def _show_link(self, link: LinkState) -> None:
@@ -297,7 +298,7 @@ class Rewind:
         try:
             own_file.check_replaceable(path)
         except UserError as exc:
-            self._app.notify(str(exc), title="save", severity="error", timeout=10)
+            self._app.notify(str(exc), title="save", severity="error", timeout=10, markup=False)
             return
         answer = partial(self._replace_answer, path, frames)
         self._app.push_screen(ReplaceFileScreen(str(path), len(frames)), answer)
@@ -306,7 +307,9 @@ class Rewind:
         if yes:
             self._write(path, frames, replace=True)
         else:
-            self._app.notify(f"{path} kept as it was; nothing saved", title="save", timeout=5)
+            self._app.notify(
+                f"{path} kept as it was; nothing saved", title="save", timeout=5, markup=False
+            )
 
     def _write(self, path: Path, frames: list[Frame], replace: bool) -> None:
         app = self._app
