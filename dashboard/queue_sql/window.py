@@ -52,7 +52,7 @@ def history_column(spec: QueueSpec, column: str | None, cast: str) -> sql.Compos
     """A column of the history row `h` (a naive timestamp read in the spec's zone), or a
     typed NULL where the history table keeps no such column."""
     if column is None:
-        return sql.SQL(f"NULL::{cast}")
+        return sql.SQL("NULL::{}").format(sql.SQL(cast))  # cast: a type name of ours
     expr = sql.SQL("h.{}").format(sql.Identifier(column))
     kind = spec.history_types.get(column, "")
     if cast != "timestamptz" or not kind.startswith(NAIVE_TIMESTAMP):
