@@ -207,3 +207,24 @@ def test_embedded_pg_ctl_falls_back_to_the_packages_binary(monkeypatch, tmp_path
         pg_ctl(["status"], pgdata=tmp_path / "none", user=user, timeout=60)
     assert failed.value.cmd[0].endswith("pginstall/bin/pg_ctl")
     forget_instance(tmp_path / "none", lambda: True)  # nothing cached: nothing happens
+
+
+def test_no_module_imports_plotext():
+    """plotext and textual-plotext are the plots' reference in the tests (test extras), not
+    a dependency of queuetop: the plots draw themselves (ui/widgets/plot_frame.py)."""
+    found = []
+    for path in sorted((ROOT / "dashboard").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {name}"
+                for name in names
+                if name.split(".")[0] in ("plotext", "textual_plotext")
+            ]
+    assert not found, found

@@ -1,18 +1,36 @@
-"""The history plots: what they draw, that they draw it as plotext would, and only on change."""
+"""The history plots: what they draw, that they draw it as plotext would, and only on change.
+
+plotext (with textual-plotext's theme for the app's) is the reference here: the plots
+draw their cells themselves (plot_frame, plot_lines, plot_rows), and these tests compare
+them with plotext's own output, cell by cell, colours included.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
+import pytest
 from latency_fixtures import latency_history
 from rich.segment import Segment
-from textual_plotext import PlotextPlot
+from rich.text import Text
 from ui_snapshots import demo_spec, fixed_snapshot
 
 from dashboard.ui.app import QueuetopApp
-from dashboard.ui.forks import switched_off
+from dashboard.ui.widgets import plot_frame
+from dashboard.ui.widgets.plot_axes import tick_label
 from dashboard.ui.widgets.plots import HistoryPlot, downsample, nice_ticks
+
+
+@pytest.fixture(autouse=True)
+def plotext_keeps_tick_order(monkeypatch):
+    """plotext drops duplicate ticks through a set, so the order it places x labels in
+    (and which survive where they do not all fit) changes with the process' hash seed;
+    the plots place them in the order given. With duplicates dropped in order (the way
+    plotext's own comment beside it gives), plotext is comparable run after run."""
+    import plotext._utility as plotext_utility
+
+    monkeypatch.setattr(plotext_utility, "no_duplicates", lambda data: list(dict.fromkeys(data)))
 
 
 def run(body, size=(200, 50), theme=None, points=40):
@@ -33,24 +51,49 @@ def cells(segments) -> list[tuple[str, object]]:
     return [(char, seg.style) for seg in segments for char in seg.text]
 
 
+def plotext_theme(app) -> tuple:
+    """What textual-plotext registers for the app's theme: canvas and axes in its surface
+    colour, ticks in its foreground (PlotextPlot._register_theme)."""
+    from textual.color import Color
+
+    surface = Color.parse(app.theme_variables.get("surface")).rgb
+    return surface, surface, Color.parse(app.theme_variables.get("foreground")).rgb
+
+
+def plotext_prints(plot: HistoryPlot, app) -> list[list[tuple[str, object]]]:
+    """What textual-plotext's render() printed for this picture: plotext's ANSI string,
+    every series drawn by plotext itself, at this size and in this theme."""
+    from textual_plotext.plot import Plot
+
+    fig = Plot()
+    (xlo, xhi), (ylo, yhi) = plot._lims
+    fig.clear_data()
+    fig.xlabel("")
+    fig.title("")
+    for xs, ys, color in plot._lines:
+        fig.plot(xs, ys, color=color, marker="braille")
+    fig.ylim(ylo, yhi)
+    fig.yticks(plot._ticks, [tick_label(t) for t in plot._ticks])
+    fig.xlim(xlo, xhi)
+    xticks = plot.x_ticks()
+    fig.xticks([x for x, _ in xticks], [label for _, label in xticks])
+    canvas, axes, ticks = plotext_theme(app)
+    fig.canvas_color(canvas)
+    fig.axes_color(axes)
+    fig.ticks_color(ticks)
+    width, height = plot.size
+    fig.plotsize(width, height)
+    lines = Text.from_ansi(fig.build()).split("\n", allow_blank=True)
+    return [
+        cells(Segment.adjust_line_length(list(line.render(app.console)), width)) for line in lines
+    ]
+
+
 def test_plots_draw_the_cells_plotext_would_print():
     async def body(pilot):
         for plot in pilot.app.query(HistoryPlot):
-            width = plot.size.width
             ours = [cells(plot.render_line(y)) for y in range(plot.size.height)]
-            # what textual-plotext's own render() prints: plotext's ANSI string, every
-            # series drawn by plotext itself, at this size and in this theme
-            plot.plotext_figure()
-            ansi = PlotextPlot.render(plot).split("\n", allow_blank=True)
-            theirs = [
-                cells(Segment.adjust_line_length(list(line.render(pilot.app.console)), width))
-                for line in ansi
-            ]
-            if switched_off("plot_frame"):
-                # the stock path: textual-plotext's own render, which Textual has already
-                # styled (the widget's colours, offsets) by render_line: the same characters
-                ours = [[(ch, None) for ch, _ in row] for row in ours]
-                theirs = [[(ch, None) for ch, _ in row] for row in theirs]
+            theirs = plotext_prints(plot, pilot.app)
             assert ours == theirs[: len(ours)], plot.id
             assert any(ch not in " ─│┌┐└┘┬┴┤├" for row in ours for ch, _ in row)  # a line
 
@@ -65,13 +108,11 @@ def test_an_unchanged_picture_is_not_drawn_again():
         flat = app.query_one("#plot-waiting", HistoryPlot)  # 3 waiting, poll after poll
         depth = app.query_one("#plot-depth", HistoryPlot)  # the backlog shrinks every poll
         drawn, strips, before = flat._drawn, flat._strips, depth._drawn
-        # the stock path (plot_frame off) keeps no strips: plotext draws each repaint
-        frame = not switched_off("plot_frame")
-        assert strips or not frame  # painted once
+        assert strips  # painted once
         app.apply_snapshot(fixed_snapshot(app.history.maxlen))
         await pilot.pause()
-        assert flat._drawn == drawn and flat._strips is strips  # plotext not asked again
-        assert depth._drawn != before and (depth._strips or not frame)  # a new point: drawn
+        assert flat._drawn == drawn and flat._strips is strips  # not drawn again
+        assert depth._drawn != before and depth._strips  # a new point: drawn
 
     run(body, points=300)
 
@@ -84,6 +125,87 @@ def test_every_series_colour_is_one_plotext_draws():
 
     colours = [*ROLE_COLORS.values(), *(c.COLOR for c in SeriesPlot.__subclasses__())]
     assert all(colors_to_ansi(c, "default", "default") for c in colours), colours
+
+
+def test_a_cells_colours_are_the_ones_plotexts_ansi_code_gives():
+    """plot_rows reads plotext's colour vocabulary itself; Rich, reading plotext's own ANSI
+    code for the same colours, gets the same style."""
+    from plotext._dict import color_codes
+    from plotext._utility import colors_to_ansi
+    from rich.console import Console
+
+    from dashboard.ui.widgets.plot_rows import COLOR_CODES, _rich_style
+
+    assert color_codes == COLOR_CODES
+    console = Console()
+    colours = [*color_codes, "default", 0, 3, 15, 135, 255, (12, 200, 31), (255, 255, 255)]
+    for fg in colours:
+        for bg in ("default", (30, 30, 40), 236, "cyan"):
+            ansi = colors_to_ansi(fg, "default", bg) + "x"
+            theirs = Text.from_ansi(ansi).get_style_at_offset(console, 0)
+            assert _rich_style(fg, "default", bg) == theirs, (fg, bg)
+
+
+def plotext_frame(width, height, colors, **axes):
+    """plotext's own cells for a frame (its figure, no data but one point off the canvas,
+    as the plots' frames were built before plot_frame)."""
+    from textual_plotext.plot import Plot
+
+    fig = Plot()
+    fig.clear_data()
+    fig.xlabel("")
+    fig.canvas_color(colors[0])
+    fig.axes_color(colors[1])
+    fig.ticks_color(colors[2])
+    if "title" in axes:
+        fig.title(axes["title"])
+    else:
+        fig.title("")
+        fig.plot([axes["xlim"][1] + 1e9], [0], marker="braille")
+        fig.ylim(*axes["ylim"])
+        fig.yticks([y for y, _ in axes["yticks"]], [label for _, label in axes["yticks"]])
+        fig.xlim(*axes["xlim"])
+        fig.xticks([x for x, _ in axes["xticks"]], [label for _, label in axes["xticks"]])
+    fig.plotsize(width, height)
+    fig._set_size(width, height)
+    fig._set_sizes()
+    fig._build_matrix()
+    m = fig.monitor.matrix
+    return (m.marker, m.fullground, m.style, m.background, m.Cols_canvas, m.Rows_canvas)
+
+
+def test_the_frame_is_the_one_plotext_builds_at_any_size():
+    """plot_frame against plotext's own figure: 1,500 frames from 1x1 to 90x30, counts and
+    rates, every window, crowded labels, and "no data yet"."""
+    rng = random.Random(5)
+    compared = 0
+    for trial in range(1500):
+        width, height = rng.randint(1, 90), rng.randint(1, 30)
+        colors = rng.choice(
+            [((30, 30, 40), (30, 30, 40), (220, 220, 220)), ("default", "default", "cyan")]
+        )
+        if rng.random() < 0.1:
+            axes = {"title": "no data yet"}
+        else:
+            window = rng.choice([60, 120, 300, 3600, 7200])
+            top = rng.choice([1, 1.2, 5, 12, 150, 2500, 40000])
+            ticks = nice_ticks(top, rng.random() < 0.5, rows=max(height - 2, 1))
+            xs = [-window, 0, -window // 2]
+            axes = {
+                "xlim": (-window, 0),
+                "ylim": (0, top * 1.1),
+                "xticks": [(x, f"-{-x}s" if x else "now") for x in xs],
+                "yticks": [(t, tick_label(t)) for t in ticks],
+            }
+        try:
+            theirs = plotext_frame(width, height, colors, **axes)
+        except (IndexError, ValueError, ZeroDivisionError):
+            continue  # sizes plotext itself cannot draw
+        frame = plot_frame.build(width, height, colors, **axes)
+        ours = (frame.marker, frame.fullground, frame.style, frame.background)
+        assert ours + (frame.cols, frame.rows) == theirs, (trial, width, height, axes)
+        compared += 1
+    assert compared > 1200
 
 
 def test_ticks_are_round_and_counts_get_whole_numbers():
@@ -186,12 +308,9 @@ def test_a_new_point_repaints_only_the_lines_it_changed():
         app.apply_snapshot(fixed_snapshot(app.history.maxlen))
         after = [list(plot.render_line(y)) for y in range(plot.size.height)]
         changed = [y for y, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
-        if not switched_off("plot_frame"):  # the stock path repaints the plot whole
-            assert changed and len(changed) < plot.size.height  # a line or two, not the plot
-            assert None not in painted  # no whole repaint
-            assert sorted(r.y for r in painted) == changed  # content lines
-        else:
-            assert painted == [None]
+        assert changed and len(changed) < plot.size.height  # a line or two, not the plot
+        assert None not in painted  # no whole repaint
+        assert sorted(r.y for r in painted) == changed  # content lines
         await pilot.pause()
         # what the screen shows equals a repaint of every plot from scratch
         partly = app.export_screenshot()
@@ -204,15 +323,13 @@ def test_a_new_point_repaints_only_the_lines_it_changed():
     run(body, points=300)
 
 
-def test_the_stock_path_draws_the_ticks_of_the_plots_height(monkeypatch):
-    """With plotext drawing the whole plot (the plot_frame piece off), a plot whose height
-    settled after its first picture kept the first picture's ticks: the jobs plot spanning
-    two rows showed 1500 and 0 and lost 1000 and 500 (caught by CI's stock-path run)."""
+def test_a_plot_draws_the_ticks_of_its_settled_height():
+    """A plot whose height settled after its first picture must draw the ticks of the
+    height it has: when plotext drew the plots, the jobs plot spanning two rows kept its
+    first picture's and showed 1500 and 0 but lost 1000 and 500 (caught by CI)."""
     from test_ui_pile_up import pile_up_app
 
-    from dashboard.ui.widgets.plots import DepthPlot, tick_label
-
-    monkeypatch.setenv("QUEUETOP_STOCK_UI", "plot_frame")
+    from dashboard.ui.widgets.plots import DepthPlot
 
     async def go():
         app = pile_up_app()

@@ -1,1 +1,1 @@
-"""The Textual dashboard (and its web page): the only package that imports textual or plotext."""
+"""The Textual dashboard (and its web page): the only package that imports textual."""

@@ -1,4 +1,4 @@
-"""Every reach into Textual's, plotext's, textual-plotext's and textual-serve's internals.
+"""Every reach into Textual's and textual-serve's internals.
 
 A private module, an underscore name or a copied method of the toolkit lives here and
 nowhere else in `dashboard/` (tests/test_private_reach.py walks the AST to say so). Each
@@ -18,8 +18,6 @@ compositor   forks/compositor.py: partial updates rendered line by line
 driver       forks/driver.py: the terminal's input thread asleep between keys
 bindings     forks/bindings.py: the footer's keys chosen by width (the app's binding map)
 tab_label    forks/tab_label.py: a tab's count redrawn in place
-plot_frame   forks/plot_frame.py: plotext's cell matrix read directly (no ANSI round trip)
-plot_colors  forks/plot_frame.py: plotext's colour code for a cell, as a Rich style
 
 textual-serve's `Server._make_app` (forks/serve.py) is not a switch: queuetop serve's
 guard depends on it, and without it serve refuses to start rather than run unguarded.
@@ -40,8 +38,6 @@ PIECES = (
     "driver",
     "bindings",
     "tab_label",
-    "plot_frame",
-    "plot_colors",
 )
 ALL = ("1", "all", "true", "yes", "on")
 
@@ -84,14 +80,12 @@ def use(piece: str, load: Callable[[], T]) -> T | None:
 
 def stock() -> list[str]:
     """The pieces on the stock path now (each tried once; for --debug and the tests)."""
-    from dashboard.ui.forks import bindings, compositor, driver, plot_frame, tab_label
+    from dashboard.ui.forks import bindings, compositor, driver, tab_label
 
     probes = {
         "compositor": compositor.probe,
         "driver": driver.probe,
         "bindings": bindings.probe,
         "tab_label": tab_label.probe,
-        "plot_frame": plot_frame.probe_frame,
-        "plot_colors": plot_frame.probe_colors,
     }
     return [piece for piece, probe in probes.items() if use(piece, probe) is None]

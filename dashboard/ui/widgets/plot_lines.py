@@ -1,4 +1,4 @@
-"""The lines of a history plot, drawn into plotext's cell matrix as plotext draws them.
+"""The lines of a history plot, drawn into a frame's cells as plotext draws them.
 
 plotext builds a plot's frame (axes, ticks, labels) in a fraction of a millisecond, and
 then spends ten times that on the data: its braille line drawing goes through generic
@@ -9,7 +9,7 @@ the same drawing directly: the same canvas coordinates (its get_matrix_data and 
 rounding, written out), the same points between two data points (its get_line,
 linspace and truncation), the same braille cells and dots (its hd_group), the same cut
 at the canvas edge and the same order (a later series overwrites an earlier one's
-cell). The frame still comes from plotext, and is kept while its axes do not change.
+cell). The frame is plot_frame's, kept while its axes do not change.
 tests/test_ui_plots.py compares the result with plotext's own drawing of the same
 series, cell by cell.
 """
@@ -126,7 +126,7 @@ class Cells:
 
     @classmethod
     def of(cls, matrix) -> Cells:
-        """Read plotext's matrix (forks/plot_frame.frame_matrix)."""
+        """Read plotext's own matrix (tests/test_ui_plots.py draws on it to compare)."""
         return cls(
             [r[:] for r in matrix.marker],
             [r[:] for r in matrix.fullground],

@@ -1,25 +1,57 @@
-"""A plot's rows as strips: plotext's cells in Rich styles, the frame's rows kept, and the
-rows a line crosses drawn again at the cost of their line cells."""
+"""A plot's rows as strips: its cells (plot_frame's, in plotext's colour vocabulary) in
+Rich styles, the frame's rows kept, and the rows a line crosses drawn again at the cost of
+their line cells."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from rich.console import Console
+from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.strip import Strip
 
-from dashboard.ui.forks.plot_frame import colored
+# plotext's colour names and their 256-colour numbers (plotext._dict.color_codes)
+COLOR_CODES = {
+    "black": 0,
+    "white": 15,
+    "gray": 8,
+    "gray+": 7,
+    "red": 1,
+    "red+": 9,
+    "green": 2,
+    "green+": 10,
+    "orange": 3,
+    "orange+": 11,
+    "blue": 4,
+    "blue+": 12,
+    "magenta": 5,
+    "magenta+": 13,
+    "cyan": 6,
+    "cyan+": 14,
+}
+NO_COLOR = "default"
 
-_CONSOLE = Console()
+
+def rich_color(color: object) -> Color | None:
+    """A plotext colour (a name, a 256-colour number, an RGB triple, "default") as Rich's:
+    the colour plotext's ANSI code for it would give."""
+    if color == NO_COLOR or color is None:
+        return None
+    if isinstance(color, str):
+        return Color.from_ansi(COLOR_CODES[color])
+    if isinstance(color, int):
+        return Color.from_ansi(color)
+    red, green, blue = color  # type: ignore[misc]
+    return Color.from_rgb(red, green, blue)
 
 
 @lru_cache(maxsize=256)
 def _rich_style(fullground, style, background) -> Style:
-    """A plotext cell's colours as a Rich style, by way of plotext's own ANSI code."""
-    return Text.from_ansi(colored(fullground, style, background)).get_style_at_offset(_CONSOLE, 0)
+    """A cell's colours (plotext's vocabulary; the style is "default") as a Rich style."""
+    if style != NO_COLOR:  # pragma: no cover - the plots draw in the default style
+        raise ValueError(f"unknown plot style {style!r}")
+    return Style(color=rich_color(fullground), bgcolor=rich_color(background))
 
 
 def line_style(color) -> Style:
@@ -62,15 +94,11 @@ class FrameRow:
             self.blank_style = _rich_style(*self.blank[1:])
 
     @classmethod
-    def of(cls, matrix, row: int, canvas: range, width: int) -> FrameRow:
+    def of(cls, frame, row: int, width: int) -> FrameRow:
+        """Row `row` (from the bottom) of a plot_frame.Frame."""
         return cls(
-            (
-                matrix.marker[row][:],
-                matrix.fullground[row][:],
-                matrix.style[row][:],
-                matrix.background[row][:],
-            ),
-            canvas,
+            (frame.marker[row], frame.fullground[row], frame.style[row], frame.background[row]),
+            frame.cols,
             width,
         )
 

@@ -1,17 +1,18 @@
-"""History plots: each a PlotextPlot subclass that replots from the shared History."""
+"""History plots: each a widget that replots from the shared History, drawn cell by cell
+as plotext 5 would draw it (plot_frame, plot_lines, plot_rows; plotext itself is the
+reference in tests/test_ui_plots.py, not on the drawing path)."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual_plotext import PlotextPlot
-from textual_plotext.plot import Plot
+from textual.widget import Widget
 
 from dashboard.text.untrusted import shown
-from dashboard.ui.forks import plot_frame
 from dashboard.ui.history import History
-from dashboard.ui.widgets import plot_lines
+from dashboard.ui.widgets import plot_frame, plot_lines
 from dashboard.ui.widgets.plot_axes import (
     downsample,
     held_top,
@@ -33,22 +34,27 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
 ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
 SHORT_ROLES = {"running": "run", "failed": "fail"}
-# plotext's internals moved, or the plot_frame piece is off (FrameUnavailable, forks/plot_frame.py)
-_FRAME_ERRORS = (AttributeError, IndexError, TypeError)
 # A plot is drawn again at most this often (seconds of its data, not of the clock): the
 # header, the state panel and the tables show every poll, and a history of minutes loses
 # nothing by a line that moves every 2 s (the default interval) at faster refreshes.
 REDRAW_EVERY_S = 2.0
 
 
-class HistoryPlot(PlotextPlot):
+class HistoryPlot(Widget):
     """A plot of History series against seconds ago (0 = the latest poll).
 
     replot() works out what the plot would draw (points at the plot's resolution, axes);
     if that is what it drew last time, nothing is drawn and nothing repaints: a flat line
     (no waiting sessions, no failures) costs nothing from one poll to the next. The axes
-    come in steps (plot_axes), so the frame plotext builds is kept from one poll to the
-    next, and only the rows the lines cross are drawn again.
+    come in steps (plot_axes), so the frame is kept from one poll to the next, and only
+    the rows the lines cross are drawn again.
+    """
+
+    DEFAULT_CSS = """
+    HistoryPlot {
+        width: 1fr;
+        height: 1fr;
+    }
     """
 
     TITLE = ""
@@ -64,7 +70,6 @@ class HistoryPlot(PlotextPlot):
         self._strips: list[Strip] | None = None
         self._strips_size = Size(0, 0)  # the size they were drawn for
         self._on_screen: list[Strip] | None = None  # the strips last painted
-        self._frame = Plot()  # axes and labels only: see _frame_now
         self._frame_key: tuple | None = None  # what the frame's rows were built for
         self._frame_rows: list[FrameRow] = []  # top row first
         self._coords: list[plot_lines.Coords] = []  # the lines as canvas dots
@@ -73,12 +78,10 @@ class HistoryPlot(PlotextPlot):
         self._lines: list[plot_lines.Series] = []  # what replot() chose to draw
         self._lims: tuple | None = None  # (xlim, ylim) of those lines
         self._ticks: list[float] = []  # the y ticks
-        self._plotted = False  # self.plt holds this picture
         self._drawn_at: tuple[float, Size] | None = None  # the data's time and the size
         self._show_title()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw())
         self.replot(now=True)
 
@@ -137,15 +140,7 @@ class HistoryPlot(PlotextPlot):
         # counts and ages are never negative; a little room above the top
         self._lims = ((-window_s(-ages[0]), 0), (0, self._top * 1.1))
         self._lines = lines
-        try:
-            self._frame_now()
-        except _FRAME_ERRORS:  # the ANSI path (see render_line): points rounded to seconds
-            self._coords = []
-            # the ticks too: a taller plot (a resize, the layout settling) has more of them
-            # for the same lines, and plotext's picture must be configured again
-            lines_key = tuple((tuple(map(round, xs)), tuple(ys), c) for xs, ys, c in lines)
-            self._draw((lines_key, self._lims, tuple(self._ticks)))
-            return
+        self._frame_now()
         # the lines as canvas dots: the same dots on the same frame draw the same picture
         cols, rows = self._canvas
         self._coords = plot_lines.series_coords(lines, *self._lims, len(cols), len(rows))
@@ -158,16 +153,8 @@ class HistoryPlot(PlotextPlot):
         if drawing == self._drawn:
             return
         self._drawn = drawing
-        self._plotted = False  # self.plt holds an older picture (see plotext_figure)
         self._show_title()
         self._repaint()
-
-    def plotext_figure(self):  # -> the Plot (self.plt), holding the whole picture
-        """This picture drawn by plotext alone (the lines too): for the ANSI path."""
-        if not self._plotted:
-            self._configure(self.plt, self._lines)
-            self._plotted = True
-        return self.plt
 
     def _repaint(self) -> None:
         """Paint the lines whose cells changed: a new point or label moves one or two lines
@@ -178,11 +165,7 @@ class HistoryPlot(PlotextPlot):
         if not old or old is not self._on_screen or self._strips_size != self.size:
             self.refresh()
             return
-        try:
-            new = self._matrix_strips()
-        except _FRAME_ERRORS:  # the ANSI path: see render_line
-            self.refresh()
-            return
+        new = self._matrix_strips()
         self._strips = new
         if len(new) != len(old):
             self.refresh()
@@ -191,67 +174,57 @@ class HistoryPlot(PlotextPlot):
             if was is not now and list(was) != list(now):
                 self.refresh(Region(0, y, self.size.width, 1))  # content coordinates
 
-    def _configure(self, plt, lines: list) -> None:
-        plt.clear_data()
-        plt.xlabel("")
-        if self._lims is None:
-            plt.title("no data yet")
-            return
-        (xlo, xhi), (ylo, yhi) = self._lims
-        ticks = self._ticks
-        plt.title("")
-        for xs, ys, color in lines:
-            plt.plot(xs, ys, color=color, marker="braille")
-        plt.ylim(ylo, yhi)
-        plt.yticks(ticks, [tick_label(t) for t in ticks])
-        plt.xlim(xlo, xhi)
-        xticks = [xlo, xlo // 2, 0]
-        plt.xticks(xticks, [f"-{-x}s" if x else "now" for x in xticks])
+    def x_ticks(self) -> list[tuple[float, str]]:
+        """The x axis' ticks: the window's start, now, and half way (placed in that order:
+        where they do not all fit, the ends stay)."""
+        assert self._lims is not None
+        start = self._lims[0][0]
+        return [(start, f"-{-start}s"), (0, "now"), (start // 2, f"-{-(start // 2)}s")]
 
-    # --- drawing: plotext's frame, the lines drawn into it here ------------------------------
+    # --- drawing: the frame, the lines drawn into it -----------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        """One line of the plot.
-
-        PlotextPlot.render() asks plotext for an ANSI string, which Rich parses back into
-        styled text and Textual converts again: that round trip cost more than plotext's
-        own drawing. The cells plotext drew for the frame (character, colours, style per
-        cell) are read here instead, the lines are drawn into them (plot_lines), and rows
-        become strips once per change; each distinct colour triple is translated by
-        plotext's own ANSI code and Rich's decoder, so the colours are the ones the string
-        would have had. Should plotext's internals change, the widget falls back to the
-        ANSI string.
-        """
+        """One line of the plot: the frame's row, with the cells the lines cross drawn in
+        (plot_rows); rows become strips once per change."""
         if self._strips is None:
-            try:
-                self._strips = self._matrix_strips()
-            except _FRAME_ERRORS:
-                self._strips = []
-        if not self._strips:
-            self.plotext_figure()
-            return super().render_line(y)
+            self._strips = self._matrix_strips()
         self._on_screen = self._strips
         if y < len(self._strips):
             return self._strips[y]
         return Strip.blank(self.size.width, self.rich_style)
 
+    def _colors(self) -> tuple[object, object, object]:
+        """The canvas', the axes' and the ticks' colours: textual-plotext's theme for the
+        app's (its surface behind, its foreground for the axes)."""
+        variables = self.app.theme_variables
+        surface = Color.parse(variables.get("surface", "black")).rgb
+        return surface, surface, Color.parse(variables.get("foreground", "white")).rgb
+
     def _frame_now(self) -> bool:
-        """The frame's rows, built by plotext at this size and theme when its limits, ticks,
-        size or theme changed, and kept until they change again. True: built now."""
+        """The frame's rows, built at this size and theme when its limits, ticks, size or
+        theme changed, and kept until they change again. True: built now."""
         width, height = self.size
-        theme = plot_frame.theme_name(self)  # FrameUnavailable (the stock path) when off
-        key = (self.size, theme, self._lims, tuple(self._ticks), bool(self._lines))
+        colors = self._colors()
+        key = (self.size, colors, self._lims, tuple(self._ticks))
         if key == self._frame_key:
             return False
-        # one point far off the canvas stands for the lines, so that plotext draws the
-        # axes as it does for data
-        stand_in = [([self._lims[0][1] + 1e9], [0], None)] if self._lines else []
-        self._configure(self._frame, stand_in)
-        m = plot_frame.frame_matrix(self._frame, width, height, theme)
-        self._canvas = (m.Cols_canvas, m.Rows_canvas)
+        if self._lims is None:
+            frame = plot_frame.build(width, height, colors, title="no data yet")
+        else:
+            xlim, ylim = self._lims
+            frame = plot_frame.build(
+                width,
+                height,
+                colors,
+                xlim=xlim,
+                ylim=ylim,
+                xticks=self.x_ticks(),
+                yticks=[(t, tick_label(t)) for t in self._ticks],
+            )
+        self._canvas = (frame.cols, frame.rows)
         self._frame_rows = [
-            FrameRow.of(m, r, self._canvas[0], width)
-            for r in reversed(range(len(m.marker)))  # plotext counts rows from the bottom
+            FrameRow.of(frame, r, width)
+            for r in reversed(range(height))  # plot_frame counts rows from the bottom
         ]
         self._frame_key = key
         self._rows = {}
