@@ -109,12 +109,14 @@ def count_dead_table(
     conn: psycopg.Connection, table: TableName, limit: int, exact: bool
 ) -> tuple[int, bool]:
     """Rows of the dead-letter table: counted while small (or on demand), else the catalog's
-    live rows; (rows, estimated)."""
-    stats = read_statistics(conn, table, "")
-    if exact or table_rows(stats) < limit:
-        stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
-        return conn.execute(stmt).fetchone()[0], False
-    return round(table_rows(stats)), True
+    live rows; (rows, estimated). One statement: it runs on every poll."""
+    stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
+    row = conn.execute(
+        stmt, {"schema": table.schema, "table": table.name, "limit": limit, "exact": exact}
+    ).fetchone()
+    if row is None:  # pragma: no cover - the count names the table: it fails first
+        return 0, False
+    return row[0], row[1]
 
 
 def with_finished(

@@ -70,31 +70,40 @@ def series_coords(
     ]
 
 
+# a dot's bit in plotext's code for its cell, by the dot's row and column in the cell
+# (plotext lists a cell's dot rows top first: row 3 ... row 0, two dots a row)
+_BIT = [[1 << ((Y_DOTS - 1 - r) * X_DOTS + c) for c in range(X_DOTS)] for r in range(Y_DOTS)]
+
+
 def cells_of(
     coords: Sequence[Coords], width: int, height: int
 ) -> dict[tuple[int, int], tuple[str, object]]:
-    """(column, row) on a canvas of width x height cells -> (braille character, colour)."""
+    """(column, row) on a canvas of width x height cells -> (braille character, colour).
+
+    Between two points, plotext's get_line: linspace(x0, x1, a) but its last point,
+    truncated (int()), where a is one more than the longer side; the last point itself.
+    The dots of one series are gathered per cell first (a later series overwrites an
+    earlier one's cell, as in plotext)."""
     cells: dict[tuple[int, int], tuple[str, object]] = {}
+    bit = _BIT
     for px, py, color in coords:
         dots: dict[tuple[int, int], int] = {}  # cell -> its 8 dots, a bit each
+        get = dots.get
         last = len(px) - 1
-        for n in range(last + 1):
-            x0, y0 = px[n], py[n]
-            if n == last:  # the last point itself
-                steps, sx, sy = 1, 0.0, 0.0
-            else:  # plotext's get_line: linspace(x0, x1, a) but its last point, truncated
-                x1, y1 = px[n + 1], py[n + 1]
-                a = max(abs(x1 - x0), abs(y1 - y0)) + 1
-                steps = a - 1
-                sx = (x1 - x0) / (a - 1) if a > 1 else 0
-                sy = (y1 - y0) / (a - 1) if a > 1 else 0
+        for n in range(last):
+            x0, y0, x1, y1 = px[n], py[n], px[n + 1], py[n + 1]
+            steps = max(abs(x1 - x0), abs(y1 - y0))
+            if not steps:
+                continue
+            sx, sy = (x1 - x0) / steps, (y1 - y0) / steps
             for k in range(steps):
                 x, y = int(x0 + k * sx), int(y0 + k * sy)
-                cell = (x // X_DOTS, y // Y_DOTS)
-                # plotext's code for a cell lists its dot rows top first: row 3 ... row 0
-                dots[cell] = dots.get(cell, 0) | 1 << (
-                    (Y_DOTS - 1 - y % Y_DOTS) * X_DOTS + x % X_DOTS
-                )
+                cell = (x >> 1, y >> 2)  # floor division: dots left of or below the canvas
+                dots[cell] = get(cell, 0) | bit[y & 3][x & 1]
+        if last >= 0:  # the last point itself
+            x, y = px[last], py[last]
+            cell = (x >> 1, y >> 2)
+            dots[cell] = get(cell, 0) | bit[y & 3][x & 1]
         for (col, row), mask in dots.items():
             if 0 <= col < width and 0 <= row < height:
                 cells[col, row] = (BRAILLE[mask], color)

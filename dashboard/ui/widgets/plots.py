@@ -104,7 +104,8 @@ class HistoryPlot(Widget):
         return self.TITLE if len(self.TITLE) <= room or not self.SHORT_TITLE else self.SHORT_TITLE
 
     def _show_title(self) -> None:
-        title = self.title(max(self.size.width - 4, 0) if self.size.width else 999)
+        width = self.size.width
+        title = self.title(max(width - 4, 0) if width else 999)
         if title != self._title:  # setting it repaints the plot
             self._title = title
             self.border_title = title
@@ -117,18 +118,19 @@ class HistoryPlot(Widget):
         if not self.display:  # hidden on a small terminal: drawn when it is shown again
             return
         times = self.history.times
+        size = self.size  # a walk to the screen's map: read once
         if not now and times and self._drawn_at is not None:
-            at, size = self._drawn_at
-            if size == self.size and 0 <= times[-1] - at < REDRAW_EVERY_S:
+            at, drawn_size = self._drawn_at
+            if drawn_size == size and 0 <= times[-1] - at < REDRAW_EVERY_S:
                 return
-        self._drawn_at = (times[-1], self.size) if times else None
+        self._drawn_at = (times[-1], size) if times else None
         if not times:
             self._lines, self._lims, self._ticks, self._coords = [], None, [], []
-            self._draw(("no data yet", self.size))
+            self._draw(("no data yet", size))
             return
         latest = times[-1]
         ages = [t - latest for t in times]  # <= 0: seconds before the latest poll
-        buckets = max(self.size.width // 2, 1)
+        buckets = max(size.width // 2, 1)
         lines = [  # a series with gaps (None) is drawn as the stretches between them
             (*downsample(xs, ys, buckets), color)
             for values, color in self.series()
@@ -136,7 +138,7 @@ class HistoryPlot(Widget):
         ]
         top = max((max(ys) for _, ys, _ in lines), default=0.0)
         self._top = held_top(top, self._top, self.WHOLE)
-        self._ticks = nice_ticks(self._top, self.WHOLE, rows=self.size.height - 2)
+        self._ticks = nice_ticks(self._top, self.WHOLE, rows=size.height - 2)
         # counts and ages are never negative; a little room above the top
         self._lims = ((-window_s(-ages[0]), 0), (0, self._top * 1.1))
         self._lines = lines
@@ -170,9 +172,14 @@ class HistoryPlot(Widget):
         if len(new) != len(old):
             self.refresh()
             return
-        for y, (was, now) in enumerate(zip(old, new, strict=True)):
-            if was is not now and list(was) != list(now):
-                self.refresh(Region(0, y, self.size.width, 1))  # content coordinates
+        width = self._strips_size.width
+        changed = [  # content coordinates
+            Region(0, y, width, 1)
+            for y, (was, now) in enumerate(zip(old, new, strict=True))
+            if was is not now and list(was) != list(now)
+        ]
+        if changed:
+            self.refresh(*changed)
 
     def x_ticks(self) -> list[tuple[float, str]]:
         """The x axis' ticks: the window's start, now, and half way (placed in that order:
@@ -203,9 +210,10 @@ class HistoryPlot(Widget):
     def _frame_now(self) -> bool:
         """The frame's rows, built at this size and theme when its limits, ticks, size or
         theme changed, and kept until they change again. True: built now."""
-        width, height = self.size
+        size = self.size
+        width, height = size
         colors = self._colors()
-        key = (self.size, colors, self._lims, tuple(self._ticks))
+        key = (size, colors, self._lims, tuple(self._ticks))
         if key == self._frame_key:
             return False
         if self._lims is None:
