@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from demo_queue import claim, expire
+from helpers.cli import run_main
 from test_actions_permissions import watcher  # noqa: F401 - a fixture
 
 from dashboard import db
@@ -16,12 +17,6 @@ from dashboard.cli import main
 from dashboard.cli.audit_command import parse_since
 from dashboard.errors import UserError
 from dashboard.setup import schema
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def stale_job(worker) -> int:
@@ -36,7 +31,7 @@ def test_audit_lists_the_table_newest_first_with_skips_and_their_reasons(dsn, de
     assert main(["requeue", str(job_id), "--reason", "worker died", "--dsn", dsn]) == 0
     assert main(["requeue", str(job_id), "--dsn", dsn]) == 1  # already ready: skipped
     capsys.readouterr()
-    code, out, _ = _run(capsys, "audit", "--json", "--dsn", dsn)
+    code, out, _ = run_main(capsys, "audit", "--json", "--dsn", dsn)
     assert code == 0
     doc = json.loads(out)
     assert doc["source"] == "queuetop.audit_log" and doc["unreadable_lines"] == 0
@@ -55,7 +50,7 @@ def test_audit_lists_the_table_newest_first_with_skips_and_their_reasons(dsn, de
     assert oldest["from_state"]["status"] == "running"
     assert datetime.fromisoformat(oldest["at"]).tzinfo is not None
 
-    code, out, _ = _run(capsys, "audit", "--dsn", dsn)
+    code, out, _ = run_main(capsys, "audit", "--dsn", dsn)
     lines = out.splitlines()
     assert lines[0] == "2 latest record(s) of queuetop.audit_log, newest first"
     assert lines[1].split() == [
@@ -72,12 +67,12 @@ def test_audit_lists_the_table_newest_first_with_skips_and_their_reasons(dsn, de
     assert "skipped: already ready" in lines[2] and "running -> ready" in lines[3]
     assert "worker died" in lines[3]
 
-    _, out, _ = _run(capsys, "audit", "--json", "--limit", "1", "--dsn", dsn)
+    _, out, _ = run_main(capsys, "audit", "--json", "--limit", "1", "--dsn", dsn)
     assert [r["outcome"] for r in json.loads(out)["records"]] == ["skipped"]
-    _, out, _ = _run(capsys, "audit", "--json", "--since", "1h", "--dsn", dsn)
+    _, out, _ = run_main(capsys, "audit", "--json", "--since", "1h", "--dsn", dsn)
     assert len(json.loads(out)["records"]) == 2
     tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
-    code, out, _ = _run(capsys, "audit", "--since", tomorrow, "--dsn", dsn)
+    code, out, _ = run_main(capsys, "audit", "--since", tomorrow, "--dsn", dsn)
     assert code == 0 and out.strip() == "no audited action in queuetop.audit_log"
 
 
@@ -135,7 +130,7 @@ def test_a_file_joins_pending_records_with_their_outcome(dsn, demo, capsys, tmp_
         )
         f.write('{"action_id": "a-cut", "at": "20')
     capsys.readouterr()
-    code, out, _ = _run(capsys, "audit", "--json", "--audit-file", str(audit_file))
+    code, out, _ = run_main(capsys, "audit", "--json", "--audit-file", str(audit_file))
     assert code == 0
     doc = json.loads(out)
     assert doc["source"] == str(audit_file) and doc["unreadable_lines"] == 1
@@ -144,7 +139,7 @@ def test_a_file_joins_pending_records_with_their_outcome(dsn, demo, capsys, tmp_
         ("777", "no outcome"),
         (str(job_id), "changed"),
     ]
-    code, out, _ = _run(capsys, "audit", "--audit-file", str(audit_file))
+    code, out, _ = run_main(capsys, "audit", "--audit-file", str(audit_file))
     assert "1 line(s) of" in out.splitlines()[-1] and "not audit records" in out
 
 
@@ -185,18 +180,18 @@ def test_without_the_table_or_the_grant_one_line_says_what_to_do(
     with db.connect_admin(dsn) as conn:
         conn.execute("DROP TABLE queuetop.audit_log")
         conn.commit()
-        code, out, err = _run(capsys, "audit", "--dsn", dsn)
+        code, out, err = run_main(capsys, "audit", "--dsn", dsn)
         assert code == 2 and out == "" and err.count("\n") == 1
         assert "no audit table queuetop.audit_log" in err and "--audit-file" in err
         schema.init_audit(conn)
-    code, _, err = _run(capsys, "audit", "--dsn", watcher)
+    code, _, err = run_main(capsys, "audit", "--dsn", watcher)
     assert code == 2 and err.count("\n") == 1 and "may not read queuetop.audit_log" in err
     assert (
         "GRANT USAGE ON SCHEMA queuetop TO " in err and "GRANT SELECT ON queuetop.audit_log" in err
     )
-    code, _, err = _run(capsys, "audit", "--audit-file", str(tmp_path / "nope.jsonl"))
+    code, _, err = run_main(capsys, "audit", "--audit-file", str(tmp_path / "nope.jsonl"))
     assert code == 2 and "no audit file" in err
-    code, _, err = _run(capsys, "audit", "--since", "yesterday", "--dsn", dsn)
+    code, _, err = run_main(capsys, "audit", "--since", "yesterday", "--dsn", dsn)
     assert code == 2 and "bad --since 'yesterday'" in err
 
 
@@ -249,12 +244,12 @@ def test_hostile_lines_are_skipped_and_counted_never_a_crash(capsys, tmp_path):
             "outcome": "changed", "reason": "fine"}  # fmt: skip
     hostile = _hostile_lines(now)
     audit_file.write_text("\n".join([json.dumps(good), *hostile]) + "\n")
-    code, out, err = _run(capsys, "audit", "--json", "--audit-file", str(audit_file))
+    code, out, err = run_main(capsys, "audit", "--json", "--audit-file", str(audit_file))
     assert code == 0, err
     doc = json.loads(out)
     assert [r["target"] for r in doc["records"]] == ["42"]
     assert doc["unreadable_lines"] == len(hostile)
-    code, out, err = _run(capsys, "audit", "--audit-file", str(audit_file))
+    code, out, err = run_main(capsys, "audit", "--audit-file", str(audit_file))
     assert code == 0 and f"{len(hostile)} line(s) of" in out and "Traceback" not in err
 
 

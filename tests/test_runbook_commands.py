@@ -7,14 +7,7 @@ from __future__ import annotations
 import json
 
 from demo_queue import audit_rows, job
-
-from dashboard.cli import main
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from helpers.cli import run_main
 
 
 def _stale(conn, n: int, overdue_s: int, worker: str = "w-gone") -> list[int]:
@@ -44,11 +37,11 @@ def test_requeue_all_stale_dry_run_then_in_batches(dsn, demo, capsys):
         "VALUES ('running', 'w-live', 1, now(), now() + interval '1 hour') RETURNING id"
     ).fetchone()[0]
     stale = _stale(setup, 5, 120)
-    code, out, err = _run(capsys, "requeue", "--all-stale", "--dry-run", "--json", "--dsn", dsn)
+    code, out, err = run_main(capsys, "requeue", "--all-stale", "--dry-run", "--json", "--dsn", dsn)
     assert code == 0 and json.loads(out)["changed"] == stale and json.loads(out)["dry_run"]
     assert {job(setup, i)["status"] for i in stale} == {"running"} and audit_rows(setup) == []
 
-    code, out, err = _run(
+    code, out, err = run_main(
         capsys,
         "requeue",
         "--all-stale",
@@ -79,7 +72,7 @@ def test_requeue_selects_by_age_worker_and_limit(dsn, demo, capsys):
     recent = _stale(setup, 2, 60, worker="w-1")
     old_w1 = _stale(setup, 3, 3600, worker="w-1")
     old_w2 = _stale(setup, 2, 3600, worker="w-2")
-    code, out, _ = _run(
+    code, out, _ = run_main(
         capsys,
         "requeue",
         "--all-stale",
@@ -93,7 +86,7 @@ def test_requeue_selects_by_age_worker_and_limit(dsn, demo, capsys):
         dsn,
     )
     assert code == 0 and json.loads(out)["changed"] == old_w1
-    code, out, _ = _run(
+    code, out, _ = run_main(
         capsys,
         "requeue",
         "--all-stale",
@@ -115,7 +108,7 @@ def test_dead_letter_failed_older_than_with_a_reason(dsn, demo, capsys):
     _, setup, _ = demo
     old = _failed(setup, 3, 7200)
     young = _failed(setup, 2, 60)
-    code, out, _ = _run(
+    code, out, _ = run_main(
         capsys,
         "dead-letter",
         "--state",
@@ -131,7 +124,7 @@ def test_dead_letter_failed_older_than_with_a_reason(dsn, demo, capsys):
     assert code == 0 and out.startswith(
         "would be dead-lettered: 3 job(s) (" + ", ".join(map(str, old)) + ")"
     )
-    code, out, _ = _run(
+    code, out, _ = run_main(
         capsys,
         "dead-letter",
         "--state",
@@ -159,7 +152,7 @@ def test_a_row_a_worker_holds_is_skipped_not_waited_for(dsn, demo, capsys, conne
     stale = _stale(setup, 3, 120)
     holder = connect(application_name="late-worker")
     holder.execute("SELECT 1 FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (stale[1],))
-    code, out, _ = _run(capsys, "requeue", "--all-stale", "--json", "--dsn", dsn)
+    code, out, _ = run_main(capsys, "requeue", "--all-stale", "--json", "--dsn", dsn)
     holder.rollback()
     assert code == 1
     assert json.loads(out) == {
@@ -171,12 +164,12 @@ def test_a_row_a_worker_holds_is_skipped_not_waited_for(dsn, demo, capsys, conne
 
 
 def test_nothing_matches_and_bad_selections_are_one_line(dsn, demo, capsys):
-    code, out, err = _run(capsys, "requeue", "--all-stale", "--dsn", dsn)
+    code, out, err = run_main(capsys, "requeue", "--all-stale", "--dsn", dsn)
     assert code == 0 and out.startswith("requeued: 0 job(s)") and "no job matches" in err
     # a dry run says what would be, even of nothing; nothing changed writes no state line
-    code, out, err = _run(capsys, "requeue", "--all-stale", "--dry-run", "--dsn", dsn)
+    code, out, err = run_main(capsys, "requeue", "--all-stale", "--dry-run", "--dsn", dsn)
     assert code == 0 and out == "would be requeued: 0 job(s)\n" and "no job matches" in err
-    code, out, err = _run(capsys, "requeue", "987654", "--reason", "x", "--dsn", dsn)
+    code, out, err = run_main(capsys, "requeue", "987654", "--reason", "x", "--dsn", dsn)
     assert code == 1 and out == "requeued: 0 job(s)\nskipped: 1 (987654: not found)\n", out
     for argv, said in (
         (["requeue"], "give job ids, or select jobs"),
@@ -186,5 +179,5 @@ def test_nothing_matches_and_bad_selections_are_one_line(dsn, demo, capsys):
         (["requeue", "--state", "done"], "requeue does not apply to done jobs"),
         (["requeue", "--all-stale", "--older-than", "soon"], "bad --older-than 'soon'"),
     ):
-        code, _, err = _run(capsys, *argv, "--dsn", dsn)
+        code, _, err = run_main(capsys, *argv, "--dsn", dsn)
         assert code == 2 and err.count("\n") == 1 and said in err, (argv, err)

@@ -19,10 +19,10 @@ from urllib.parse import quote
 import psycopg
 import pytest
 from demo_queue import claim, expire, setup_demo
+from helpers.cli import run_text
 from helpers.pilot import until
 from psycopg import conninfo, sql
 
-from dashboard.cli import main
 from dashboard.text import redact
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.widgets.status import StatusBar
@@ -76,15 +76,6 @@ def dsn_for(source: str, dsn: str, role: str, tmp_path, monkeypatch, port=None) 
         passfile.chmod(0o600)
         monkeypatch.setenv("PGPASSFILE", str(passfile))
     return conninfo.make_conninfo(**params)
-
-
-def run(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out + err
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -158,7 +149,7 @@ def test_password_appears_nowhere(source, dsn, role, tmp_path, monkeypatch, conn
     }
     codes = {}
     for where, argv in outputs.items():
-        codes[where], text = run(argv, capsys)
+        codes[where], text = run_text(capsys, *argv)
         assert_no_password(where, text)
     assert {
         codes[w]

@@ -59,10 +59,6 @@ def test_browser_snapshot(snap_compare, size):
     assert snap_compare(browser_app(), terminal_size=size, run_before=open_and_mark)
 
 
-def run(coro):
-    asyncio.run(coro)
-
-
 def test_pages_roles_order_and_filters():
     async def go():
         source = FixedBrowserSource()
@@ -112,7 +108,7 @@ def test_pages_roles_order_and_filters():
             assert [table.cell_text(k, "state") for k in table.items] == ["dead-letter"] * 2
             assert "dead (in queuetop_demo.jobs and queuetop_demo.jobs_dead)" in status(app)
 
-    run(go())
+    asyncio.run(go())
 
 
 def test_enter_shows_the_whole_row_escaped_and_cut():
@@ -130,7 +126,7 @@ def test_enter_shows_the_whole_row_escaped_and_cut():
             assert isinstance(app.screen.query_one(JobBrowser), JobBrowser)
             assert browser.table.has_focus
 
-    run(go())
+    asyncio.run(go())
 
 
 def test_marks_and_what_each_action_leaves_out():
@@ -165,7 +161,7 @@ def test_marks_and_what_each_action_leaves_out():
                 "Move the marked jobs back from the dead-letter table as ready",
             ) in rows
 
-    run(go())
+    asyncio.run(go())
 
 
 class BlockedSource(FixedBrowserSource):
@@ -197,7 +193,7 @@ def test_a_slow_read_never_blocks_the_dashboard():
             await until(pilot, lambda: app.browser.loads == 1)
             assert not app.browser.loading and app.browser.table.row_count == PAGE_ROWS
 
-    run(go())
+    asyncio.run(go())
 
 
 def test_the_palette_runs_the_browser_keys():
@@ -218,7 +214,7 @@ def test_the_palette_runs_the_browser_keys():
             await until(pilot, lambda: app.browser.loads >= 2 and len(app.browser.starts) == 2)
             assert app.query_one("TabbedContent").active == BROWSER_TAB
 
-    run(go())
+    asyncio.run(go())
 
 
 def test_a_click_on_the_tab_reads_the_first_page_once():
@@ -234,4 +230,4 @@ def test_a_click_on_the_tab_reads_the_first_page_once():
             await pilot.pause()
             assert len(source.reads) == 1  # shown again: the page it has, not read again
 
-    run(go())
+    asyncio.run(go())

@@ -3,8 +3,7 @@ scrollbar at 80x24; a footer with the help's own keys."""
 
 from __future__ import annotations
 
-import asyncio
-
+from helpers.pilot import run_app
 from ui_snapshots import demo_spec, fixed_history
 
 from dashboard.ui.app import QueuetopApp
@@ -18,13 +17,13 @@ def fixed_app() -> QueuetopApp:
 
 
 def run(body, size=(80, 24)):
-    async def go():
-        app = fixed_app()
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await body(pilot, app)
+    """`body(pilot, app)` on the fixed dashboard at `size`."""
+    app = fixed_app()
 
-    asyncio.run(go())
+    async def with_app(pilot):
+        await body(pilot, app)
+
+    run_app(app, with_app, size)
 
 
 def keys_of(rows, section: str) -> dict[str, str]:

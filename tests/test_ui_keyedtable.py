@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
+from helpers.pilot import run_app
 from rich.cells import cell_len
 from ui_snapshots import demo_spec, fixed_snapshot, with_idle
 
@@ -15,14 +15,7 @@ from dashboard.ui.widgets.tables import IdleTable
 
 
 def run(snapshots, body, size=(120, 40)):
-    app = QueuetopApp(demo_spec(), None, poll=False, snapshots=snapshots)
-
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await body(pilot)
-
-    asyncio.run(go())
+    run_app(QueuetopApp(demo_spec(), None, poll=False, snapshots=snapshots), body, size)
 
 
 def shown_pids(table) -> list[str]:

@@ -17,10 +17,6 @@ from dashboard.ui.screens.confirm import ConfirmScreen
 from dashboard.ui.screens.job_lookup import JobListScreen, JobLookupScreen
 
 
-def run(coro_fn, *args):
-    asyncio.run(coro_fn(*args))
-
-
 def add_job(conn, status: str) -> int:
     return conn.execute(
         "INSERT INTO queuetop_demo.jobs (status) VALUES (%s) RETURNING id", (status,)
@@ -55,7 +51,7 @@ async def look_up(pilot, app, text: str) -> None:
 
 
 def test_a_bad_id_keeps_the_dialog_open_and_looks_nothing_up(dsn, connect):
-    run(_a_bad_id_keeps_the_dialog_open, dsn, connect)
+    asyncio.run(_a_bad_id_keeps_the_dialog_open(dsn, connect))
 
 
 async def _a_bad_id_keeps_the_dialog_open(dsn, connect):
@@ -85,7 +81,7 @@ async def _a_bad_id_keeps_the_dialog_open(dsn, connect):
 
 
 def test_an_id_the_server_refuses_reopens_the_dialog(dsn, connect):
-    run(_an_id_the_server_refuses_reopens_the_dialog, dsn, connect)
+    asyncio.run(_an_id_the_server_refuses_reopens_the_dialog(dsn, connect))
 
 
 async def _an_id_the_server_refuses_reopens_the_dialog(dsn, connect):
@@ -123,7 +119,7 @@ async def _an_id_the_server_refuses_reopens_the_dialog(dsn, connect):
 
 
 def test_requeue_of_a_done_job_is_not_asked(dsn, connect):
-    run(_requeue_of_a_done_job_is_not_asked, dsn, connect)
+    asyncio.run(_requeue_of_a_done_job_is_not_asked(dsn, connect))
 
 
 async def _requeue_of_a_done_job_is_not_asked(dsn, connect):
@@ -151,7 +147,7 @@ async def _requeue_of_a_done_job_is_not_asked(dsn, connect):
 
 
 def test_a_live_lease_says_f_forces_it(dsn, connect):
-    run(_a_live_lease_says_f_forces_it, dsn, connect)
+    asyncio.run(_a_live_lease_says_f_forces_it(dsn, connect))
 
 
 async def _a_live_lease_says_f_forces_it(dsn, connect):
@@ -174,7 +170,7 @@ async def _a_live_lease_says_f_forces_it(dsn, connect):
 
 
 def test_mixed_choice_names_the_left_out_and_acts_on_the_rest(dsn, connect):
-    run(_mixed_choice_names_the_left_out, dsn, connect)
+    asyncio.run(_mixed_choice_names_the_left_out(dsn, connect))
 
 
 async def _mixed_choice_names_the_left_out(dsn, connect):
@@ -200,7 +196,7 @@ async def _mixed_choice_names_the_left_out(dsn, connect):
 
 
 def test_a_job_that_moved_on_is_skipped_by_the_guard_and_titled_so(dsn, connect):
-    run(_a_job_that_moved_on, dsn, connect)
+    asyncio.run(_a_job_that_moved_on(dsn, connect))
 
 
 async def _a_job_that_moved_on(dsn, connect):
@@ -274,7 +270,7 @@ def test_foresee_matches_the_guard_roles():
 
 
 def test_ids_typed_in_one_burst_with_enter_are_looked_up_at_once(dsn, connect):
-    run(_ids_typed_in_one_burst, dsn, connect)
+    asyncio.run(_ids_typed_in_one_burst(dsn, connect))
 
 
 async def _ids_typed_in_one_burst(dsn, connect):
@@ -304,7 +300,7 @@ async def _ids_typed_in_one_burst(dsn, connect):
 
 
 def test_j_typed_into_a_dialog_is_text_not_a_look_up(dsn):
-    run(_j_typed_into_a_dialog, dsn)
+    asyncio.run(_j_typed_into_a_dialog(dsn))
 
 
 async def _j_typed_into_a_dialog(dsn):

@@ -11,6 +11,7 @@ import asyncio
 import random
 
 import pytest
+from helpers.pilot import run_app
 from latency_fixtures import latency_history
 from rich.segment import Segment
 from rich.text import Text
@@ -37,14 +38,12 @@ def run(body, size=(200, 50), theme=None, points=40):
     # with latency, so that the p95 wait plot draws a line too (not its message)
     app = QueuetopApp(demo_spec(), None, poll=False, snapshots=latency_history(points))
 
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            if theme:
-                app.theme = theme
+    async def in_theme(pilot):
+        if theme:
+            app.theme = theme
             await pilot.pause()
-            await body(pilot)
 
-    asyncio.run(go())
+    run_app(app, body, size, before=in_theme)
 
 
 def cells(segments) -> list[tuple[str, object]]:

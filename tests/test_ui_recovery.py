@@ -31,12 +31,8 @@ async def ready(pilot, app, stale: int = 0) -> None:
     await pilot.press("4")
 
 
-def run(coro_fn, *args):
-    asyncio.run(coro_fn(*args))
-
-
 def test_requeue_a_marked_stale_lease(dsn, connect):
-    run(_requeue_a_marked_stale_lease, dsn, connect)
+    asyncio.run(_requeue_a_marked_stale_lease(dsn, connect))
 
 
 async def _requeue_a_marked_stale_lease(dsn, connect):
@@ -76,7 +72,7 @@ async def _requeue_a_marked_stale_lease(dsn, connect):
 
 
 def test_select_all_states_the_count_and_escape_changes_nothing(dsn, connect):
-    run(_select_all_states_the_count_and_escape_changes_nothing, dsn, connect)
+    asyncio.run(_select_all_states_the_count_and_escape_changes_nothing(dsn, connect))
 
 
 async def _select_all_states_the_count_and_escape_changes_nothing(dsn, connect):
@@ -100,7 +96,7 @@ async def _select_all_states_the_count_and_escape_changes_nothing(dsn, connect):
 
 
 def test_read_only_refuses_with_the_reason(dsn, connect):
-    run(_read_only_refuses_with_the_reason, dsn, connect)
+    asyncio.run(_read_only_refuses_with_the_reason(dsn, connect))
 
 
 async def _read_only_refuses_with_the_reason(dsn, connect):
@@ -122,7 +118,7 @@ async def _read_only_refuses_with_the_reason(dsn, connect):
 
 
 def test_dead_letter_asks_for_a_reason_and_moves_the_job(dsn, connect):
-    run(_dead_letter_asks_for_a_reason_and_moves_the_job, dsn, connect)
+    asyncio.run(_dead_letter_asks_for_a_reason_and_moves_the_job(dsn, connect))
 
 
 async def _dead_letter_asks_for_a_reason_and_moves_the_job(dsn, connect):
@@ -148,7 +144,7 @@ async def _dead_letter_asks_for_a_reason_and_moves_the_job(dsn, connect):
 
 
 def test_terminate_the_idle_transaction_under_the_cursor(dsn, connect):
-    run(_terminate_the_idle_transaction_under_the_cursor, dsn, connect)
+    asyncio.run(_terminate_the_idle_transaction_under_the_cursor(dsn, connect))
 
 
 async def _terminate_the_idle_transaction_under_the_cursor(dsn, connect):
@@ -177,7 +173,7 @@ async def _terminate_the_idle_transaction_under_the_cursor(dsn, connect):
 
 
 def test_look_up_a_live_job_and_force_requeue_it(dsn, connect):
-    run(_look_up_a_live_job_and_force_requeue_it, dsn, connect)
+    asyncio.run(_look_up_a_live_job_and_force_requeue_it(dsn, connect))
 
 
 async def _look_up_a_live_job_and_force_requeue_it(dsn, connect):
@@ -207,7 +203,7 @@ async def _look_up_a_live_job_and_force_requeue_it(dsn, connect):
 def test_without_an_audit_trail_actions_are_off_until_an_audit_file_is_given(
     dsn, connect, tmp_path
 ):
-    run(_without_an_audit_trail, dsn, connect, tmp_path)
+    asyncio.run(_without_an_audit_trail(dsn, connect, tmp_path))
 
 
 async def _without_an_audit_trail(dsn, connect, tmp_path):
@@ -243,7 +239,7 @@ async def _without_an_audit_trail(dsn, connect, tmp_path):
 
 
 def test_cancel_the_waiting_session_under_the_cursor(dsn, connect, background):
-    run(_cancel_the_waiting_session_under_the_cursor, dsn, connect, background)
+    asyncio.run(_cancel_the_waiting_session_under_the_cursor(dsn, connect, background))
 
 
 async def _cancel_the_waiting_session_under_the_cursor(dsn, connect, background):
