@@ -209,9 +209,14 @@ def count_in_one_pass(
     spec: QueueSpec,
     parts: dict[str, sql.Composable],
     xacts: dict[str, XactHolder],
+    statements: StatementBytes | None = None,
 ) -> QueueCounts:
-    """Scan mode: every value, the oldest due age and the stale ids from one read."""
+    """Scan mode: every value, the oldest due age and the stale ids from one read. The
+    statement depends on whether any transaction may hold rows, nothing else: composed
+    once for each (`statements`), not on every poll."""
     stmt, params = one_pass_count(spec, parts, list(xacts))
+    if statements is not None:
+        stmt = statements.get(conn, ("one pass", bool(xacts)), lambda: stmt)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(stmt, params).fetchall()
     counts = _fold(spec, rows, xacts)

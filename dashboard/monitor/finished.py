@@ -22,6 +22,7 @@ from psycopg.rows import dict_row
 import queries
 from dashboard.models import FINISHED_ROLES, NO_STATE, QueueSpec, TableName
 from dashboard.monitor.budget import Section
+from dashboard.monitor.statement_bytes import StatementBytes
 from dashboard.queue_sql.parts import statement
 
 
@@ -106,11 +107,20 @@ def count_history(
 
 
 def count_dead_table(
-    conn: psycopg.Connection, table: TableName, limit: int, exact: bool
+    conn: psycopg.Connection,
+    table: TableName,
+    limit: int,
+    exact: bool,
+    statements: StatementBytes | None = None,
 ) -> tuple[int, bool]:
     """Rows of the dead-letter table: counted while small (or on demand), else the catalog's
-    live rows; (rows, estimated). One statement: it runs on every poll."""
-    stmt = queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
+    live rows; (rows, estimated). One statement, composed once (`statements`): it runs on
+    every poll."""
+
+    def compose() -> sql.Composable:
+        return queries.get("monitor/count_dead_table", dead_table=sql.Identifier(*table.parts()))
+
+    stmt = compose() if statements is None else statements.get(conn, ("dead", table), compose)
     row = conn.execute(
         stmt, {"schema": table.schema, "table": table.name, "limit": limit, "exact": exact}
     ).fetchone()

@@ -200,7 +200,7 @@ class Monitor:
                     "scan",
                     conn,
                     lambda: counting.count_in_one_pass(
-                        conn, self.spec, self.parts, counting.xact_holders(conn)
+                        conn, self.spec, self.parts, counting.xact_holders(conn), self.statements
                     ),
                     table=True,
                 )
@@ -279,7 +279,7 @@ class Monitor:
         dead = spec.policy.dead_letter
         if dead and dead.kind == "table" and dead.table and not self.unreadable.dead_table:
             read.dead_rows, read.dead_estimated = finished.count_dead_table(
-                conn, dead.table, limit, exact
+                conn, dead.table, limit, exact, self.statements
             )
         return read
 

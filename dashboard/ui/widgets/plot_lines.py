@@ -26,13 +26,16 @@ X_DOTS, Y_DOTS = 2, 4  # a braille cell: 2 dots wide, 4 high
 
 def canvas_coords(data: Sequence[float], lim: Sequence[float], bins: int) -> list[int]:
     """plotext's get_matrix_data for numbers, with its own rounding written out: the value
-    rounded at 8 decimals (halves up), then floored."""
+    rounded at 8 decimals (halves up), then floored. (Where the rounding goes up, n is no
+    whole number, so its ceiling is its floor plus one.)"""
     lo, hi = lim
+    scale, span, floor = bins - 1, hi - lo, math.floor
     out = []
+    append = out.append
     for el in data:
-        n = (0.5 + (bins - 1) * (el - lo) / (hi - lo)) * 100000000  # as plotext's round(v, 8)
-        f = math.floor(n)
-        out.append(math.floor((f if n - f < 0.5 else math.ceil(n)) * 1e-08))
+        n = (0.5 + scale * (el - lo) / span) * 100000000  # as plotext's round(v, 8)
+        f = floor(n)
+        append(floor((f if n - f < 0.5 else f + 1) * 1e-08))
     return out
 
 
@@ -70,9 +73,10 @@ def series_coords(
     ]
 
 
-# a dot's bit in plotext's code for its cell, by the dot's row and column in the cell
-# (plotext lists a cell's dot rows top first: row 3 ... row 0, two dots a row)
-_BIT = [[1 << ((Y_DOTS - 1 - r) * X_DOTS + c) for c in range(X_DOTS)] for r in range(Y_DOTS)]
+# a dot's bit in plotext's code for its cell, by (the dot's row in the cell) * 2 + (its
+# column): plotext lists a cell's dot rows top first (row 3 ... row 0), two dots a row
+_BIT = [1 << ((Y_DOTS - 1 - (i >> 1)) * X_DOTS + (i & 1)) for i in range(X_DOTS * Y_DOTS)]
+_ROW = 1 << 20  # a cell's key: column * _ROW + row (rows below 0 or past _ROW: off the canvas)
 
 
 def cells_of(
@@ -81,32 +85,59 @@ def cells_of(
     """(column, row) on a canvas of width x height cells -> (braille character, colour).
 
     Between two points, plotext's get_line: linspace(x0, x1, a) but its last point,
-    truncated (int()), where a is one more than the longer side; the last point itself.
-    The dots of one series are gathered per cell first (a later series overwrites an
-    earlier one's cell, as in plotext)."""
+    truncated (int()), where a is one more than the longer side; then the last point
+    itself. Along the longer side a step is exactly one dot, so only the other side is
+    computed. The dots of one series are gathered per cell first (a later series
+    overwrites an earlier one's cell, as in plotext). This runs for every plot on every
+    redraw: written for speed (integer cell keys, the dots of a cell run gathered before
+    they are stored)."""
     cells: dict[tuple[int, int], tuple[str, object]] = {}
-    bit = _BIT
+    bit, row_span = _BIT, _ROW
     for px, py, color in coords:
-        dots: dict[tuple[int, int], int] = {}  # cell -> its 8 dots, a bit each
+        dots: dict[int, int] = {}  # cell key -> its 8 dots, a bit each
         get = dots.get
+        key, mask = None, 0  # the cell being filled, and its dots so far
         last = len(px) - 1
         for n in range(last):
             x0, y0, x1, y1 = px[n], py[n], px[n + 1], py[n + 1]
-            steps = max(abs(x1 - x0), abs(y1 - y0))
-            if not steps:
-                continue
-            sx, sy = (x1 - x0) / steps, (y1 - y0) / steps
-            for k in range(steps):
-                x, y = int(x0 + k * sx), int(y0 + k * sy)
-                cell = (x >> 1, y >> 2)  # floor division: dots left of or below the canvas
-                dots[cell] = get(cell, 0) | bit[y & 3][x & 1]
+            dx, dy = x1 - x0, y1 - y0
+            adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
+            if adx >= ady:
+                if not adx:
+                    continue
+                step, slope = (1 if dx > 0 else -1), dy / adx
+                for k in range(adx):
+                    x, y = x0 + step * k, int(y0 + k * slope)
+                    here = (x >> 1) * row_span + (y >> 2)
+                    if here != key:
+                        if key is not None:
+                            dots[key] = get(key, 0) | mask
+                        key, mask = here, 0
+                    mask |= bit[(y & 3) << 1 | (x & 1)]
+            else:
+                step, slope = (1 if dy > 0 else -1), dx / ady
+                for k in range(ady):
+                    x, y = int(x0 + k * slope), y0 + step * k
+                    here = (x >> 1) * row_span + (y >> 2)
+                    if here != key:
+                        if key is not None:
+                            dots[key] = get(key, 0) | mask
+                        key, mask = here, 0
+                    mask |= bit[(y & 3) << 1 | (x & 1)]
         if last >= 0:  # the last point itself
             x, y = px[last], py[last]
-            cell = (x >> 1, y >> 2)
-            dots[cell] = get(cell, 0) | bit[y & 3][x & 1]
-        for (col, row), mask in dots.items():
+            here = (x >> 1) * row_span + (y >> 2)
+            if here != key and key is not None:
+                dots[key] = get(key, 0) | mask
+                key, mask = here, 0
+            key = here
+            mask |= bit[(y & 3) << 1 | (x & 1)]
+        if key is not None:
+            dots[key] = get(key, 0) | mask
+        for here, cell_mask in dots.items():
+            col, row = divmod(here, row_span)
             if 0 <= col < width and 0 <= row < height:
-                cells[col, row] = (BRAILLE[mask], color)
+                cells[col, row] = (BRAILLE[cell_mask], color)
     return cells
 
 
