@@ -3,9 +3,11 @@ pages jump, the footer is the shown screen's, Escape on a confirmation returns t
 
 from __future__ import annotations
 
+import asyncio
+
 from demo_queue import audit_rows, job
 from test_ui_live import INTERVAL, demo_spec, until
-from test_ui_lookup import add_job, look_up, run
+from test_ui_lookup import add_job, look_up
 from test_ui_recovery import ready
 
 from dashboard.ui.app import QueuetopApp
@@ -27,7 +29,7 @@ KEYS_LINE = "R requeue  F force requeue  D dead-letter  Esc close"
 
 
 def test_the_job_list_keeps_its_keys_in_sight_and_jumps_with_home_end_pages(dsn, connect):
-    run(_the_job_list_keeps_its_keys_in_sight, dsn, connect)
+    asyncio.run(_the_job_list_keeps_its_keys_in_sight(dsn, connect))
 
 
 async def _the_job_list_keeps_its_keys_in_sight(dsn, connect):
@@ -85,7 +87,7 @@ async def _the_job_list_keeps_its_keys_in_sight(dsn, connect):
 
 
 def test_escape_on_a_confirmation_returns_to_the_job_list(dsn, connect):
-    run(_escape_on_a_confirmation_returns_to_the_job_list, dsn, connect)
+    asyncio.run(_escape_on_a_confirmation_returns_to_the_job_list(dsn, connect))
 
 
 async def _escape_on_a_confirmation_returns_to_the_job_list(dsn, connect):
