@@ -239,6 +239,9 @@ def test_killed_worker_job_is_the_one_stale_lease_then_requeued_and_run_once(awa
     # a fresh worker runs it, once: the killed run, then one
     awa.start("fresh", "demo")
     wait_until(lambda: side_effects(dsn, orphan)["done"] == 1, timeout=60)
+    # the handler's side effect commits before awa records the completion (CI once read
+    # the job still running in between): wait for awa's own word
+    wait_until(lambda: job(dsn, orphan)["state"] != "running", timeout=30)
     assert side_effects(dsn, orphan) == Counter(started=2, done=1)
     assert (job(dsn, orphan)["state"], job(dsn, orphan)["attempt"]) == ("completed", 2)
     assert rows(
