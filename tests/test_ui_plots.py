@@ -266,10 +266,16 @@ def _matrix(series, xlim, ylim, size, ours: bool):
     fig.xticks([xlim[0], 0], ["then", "now"])
     fig._set_sizes()
     fig._build_matrix()
-    cells = plot_lines.Cells.of(fig.monitor.matrix)
-    if ours:
-        plot_lines.draw(cells, series, xlim, ylim)
-    return [cells.marker, cells.fullground, cells.style, cells.background]
+    m = fig.monitor.matrix
+    cells = [[r[:] for r in rows] for rows in (m.marker, m.fullground, m.style, m.background)]
+    if ours:  # the lines drawn on the canvas as plotext's insert_element would
+        marker, fullground, style, _ = cells
+        cols, rows = m.Cols_canvas, m.Rows_canvas
+        coords = plot_lines.series_coords(series, xlim, ylim, len(cols), len(rows))
+        for (col, row), (char, color) in plot_lines.cells_of(coords, len(cols), len(rows)).items():
+            x, y = col + cols.start, row + rows.start
+            marker[y][x], fullground[y][x], style[y][x] = char, color, "default"
+    return cells
 
 
 def test_the_lines_are_the_cells_plotext_itself_draws():

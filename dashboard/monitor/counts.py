@@ -165,19 +165,29 @@ def one_pass_count(
     spec: QueueSpec, parts: dict[str, sql.Composable], xids: list[str]
 ) -> tuple[sql.Composed, dict[str, object]]:
     """Scan mode's statement: every value, the oldest due age and the stale ids."""
+    return one_pass_statement(spec, parts, bool(xids)), one_pass_params(spec, xids)
+
+
+def one_pass_statement(
+    spec: QueueSpec, parts: dict[str, sql.Composable], holders: bool
+) -> sql.Composed:
+    """The one pass, with row-lock holders read where any transaction may hold rows."""
     running = sql.SQL("{}::text = ANY (%(running)s::text[])").format(parts["state"])
     is_stale = sql.SQL("({} AND {})").format(running, parts["is_stale"])
-    stmt = statement(
+    return statement(
         spec,
         "monitor/count_all_in_one_pass",
         **{
             **parts,
             "is_stale": is_stale,
-            "holder_xid": holder_part(xids),
-            "held_ids": held_part(xids, parts),
+            "holder_xid": holder_part(holders),
+            "held_ids": held_part(holders, parts),
         },
     )
-    return stmt, {
+
+
+def one_pass_params(spec: QueueSpec, xids: list[str]) -> dict[str, object]:
+    return {
         "xids": xids,
         "limit": ROW_LIMIT,
         "ready": list(spec.values("ready")),
@@ -214,11 +224,14 @@ def count_in_one_pass(
     """Scan mode: every value, the oldest due age and the stale ids from one read. The
     statement depends on whether any transaction may hold rows, nothing else: composed
     once for each (`statements`), not on every poll."""
-    stmt, params = one_pass_count(spec, parts, list(xacts))
-    if statements is not None:
-        stmt = statements.get(conn, ("one pass", bool(xacts)), lambda: stmt)
+    holders = bool(xacts)
+
+    def compose() -> sql.Composed:
+        return one_pass_statement(spec, parts, holders)
+
+    stmt = compose() if statements is None else statements.get(conn, ("one pass", holders), compose)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(stmt, params).fetchall()
+        rows = cur.execute(stmt, one_pass_params(spec, list(xacts))).fetchall()
     counts = _fold(spec, rows, xacts)
     counts.counted = set(spec.values_of(tuple(spec.states))) | set(counts.by_status)
     return counts

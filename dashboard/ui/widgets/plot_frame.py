@@ -5,10 +5,11 @@ dashboard (2.71x the client CPU with it, bench/vs_pg_activity.py --pieces) and t
 way round it read its private matrix. The layout below is plotext's own, written out
 for the one kind of figure the plots are (a box, labelled y ticks on the left, labelled
 x ticks below, no title but "no data yet"): the same canvas, the same tick rows and
-columns (its get_matrix_data), the same x label placement (its "dynamic" alignment and
-its check for room) and the same colours (textual-plotext's theme for the app's:
-`surface` behind, `foreground` for the axes). tests/test_ui_plots.py compares these
-cells with plotext's own, at many sizes, cell by cell.
+columns (its get_matrix_data: plot_lines.canvas_coords), the same x label placement
+(its "dynamic" alignment and its check for room) and the same colours
+(textual-plotext's theme for the app's: `surface` behind, `foreground` for the axes).
+tests/test_ui_plots.py compares these cells with plotext's own, at many sizes, cell by
+cell.
 
 Cells come as plotext holds them, bottom row first, four parallel arrays (character,
 foreground, style, background), colours in its vocabulary (a name, a 256-colour number,
@@ -17,9 +18,10 @@ an RGB triple, "default"); plot_rows turns them into strips.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from dashboard.ui.widgets.plot_lines import canvas_coords
 
 SPACE = " "
 NO_COLOR = "default"
@@ -37,12 +39,6 @@ class Frame:
     background: list[list[object]]
     cols: range  # the canvas' columns
     rows: range  # the canvas' rows, counted from the bottom
-
-
-def matrix_data(values: Sequence[float], lim: tuple[float, float], bins: int) -> list[int]:
-    """plotext's get_matrix_data: a value's cell (or dot) among `bins`."""
-    lo, hi = lim
-    return [math.floor(round(0.5 + (bins - 1) * (v - lo) / (hi - lo), 8)) for v in values]
 
 
 def _dynamic_col(row: list[str], label: str, coord: int) -> int:
@@ -127,7 +123,7 @@ def build(
         cells.label(col_start + canvas_width // 2, row_end + 1, title, ticks_color, "center")
     cticks: list[int] = []
     if xlim is not None and xticks:
-        cols = matrix_data([x for x, _ in xticks], xlim, canvas_width)
+        cols = canvas_coords([x for x, _ in xticks], xlim, canvas_width)
         row = min(row_start - 2, height - 1)
         cticks = [
             c
@@ -138,7 +134,7 @@ def build(
         cells.text(col_start, row_end, "─" * max(canvas_width, 0), ticks_color)
     rticks: list[int] = []
     if ylim is not None and yticks:
-        rticks = matrix_data([y for y, _ in yticks], ylim, canvas_height)
+        rticks = canvas_coords([y for y, _ in yticks], ylim, canvas_height)
         if width >= label_width:
             for r, label in zip(rticks, ylabels, strict=True):
                 cells.text(0, r + row_start, label, ticks_color)

@@ -11,6 +11,8 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from dashboard.ui.widgets.plot_frame import NO_COLOR
+
 # plotext's colour names and their 256-colour numbers (plotext._dict.color_codes)
 COLOR_CODES = {
     "black": 0,
@@ -30,7 +32,6 @@ COLOR_CODES = {
     "cyan": 6,
     "cyan+": 14,
 }
-NO_COLOR = "default"
 
 
 def rich_color(color: object) -> Color | None:
