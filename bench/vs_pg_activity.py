@@ -24,6 +24,11 @@ queuetop (every piece on) and pg_activity, queuetop with one piece off at a time
 (QUEUETOP_STOCK_UI=PIECE) and with all of them off, every variant in each round, the
 order rotated from round to round. The report gives each variant's client CPU against
 pg_activity's and what turning the piece off costs against queuetop's own.
+
+With --floor, a third monitor joins each round: bench/textual_floor.py, the least a Textual
+monitor does (one statement and one repainted label per interval, on queuetop's App base).
+Its CPU is the floor Textual sets under queuetop's own work; the report gives it against
+pg_activity's, and queuetop's CPU above it.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ COLUMNS, LINES = 200, 50
 WARMUP_S = 5.0  # past the start: imports, the first polls, the capability check
 QUEUETOP = "queuetop"
 PG_ACTIVITY = "pg_activity"
+FLOOR = "textual-floor"  # bench/textual_floor.py
 
 
 def ensure_pg_activity() -> Path:
@@ -183,6 +189,10 @@ def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
             f"{interval:g}",
         ]
         app = "queuetop"
+    elif monitor == FLOOR:
+        argv = [sys.executable, str(ROOT / "bench" / "textual_floor.py"), dsn]
+        argv += ["--interval", f"{interval:g}"]
+        app = FLOOR
     else:
         argv = [sys.executable, "-m", "pgactivity", "--refresh", f"{interval:g}", dsn]
         env["PYTHONPATH"] = str(PG_ACTIVITY_DIR)
@@ -274,6 +284,12 @@ def report(windows: list[Window]) -> None:
         f"ticks {qt / max(pt, 1e-9):.2f}x), backend CPU {qb / max(pb, 1e-9):.2f}x, "
         f"RSS {qr / max(pr, 1e-9):.2f}x"
     )
+    if FLOOR in mean:
+        fc = mean[FLOOR][0]
+        print(
+            f"textual floor / pg_activity: client CPU {fc / max(pc, 1e-9):.2f}x; queuetop above "
+            f"the floor: {qc - fc:.3f} points ({(qc - fc) / max(pc, 1e-9):.2f}x pg_activity's)"
+        )
     variants = [n for n in mean if n.startswith(QUEUETOP + "-")]
     if variants:
         print()
@@ -295,8 +311,15 @@ def main() -> None:
         action="store_true",
         help="also queuetop with each piece of dashboard/ui/forks off, and with all off",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also bench/textual_floor.py: one statement and one label per interval",
+    )
     args = parser.parse_args()
     monitors = [QUEUETOP, PG_ACTIVITY]
+    if args.floor:
+        monitors.append(FLOOR)
     if args.pieces:
         from dashboard.ui.forks import PIECES
 
@@ -317,7 +340,7 @@ def main() -> None:
             for r in range(args.rounds):
                 shift = r % len(monitors)  # each round starts one variant later
                 order = monitors[shift:] + monitors[:shift]
-                if not args.pieces and r % 2:
+                if len(monitors) == 2 and r % 2:
                     order = [PG_ACTIVITY, QUEUETOP]
                 for name in order:
                     w = measure(name, dsn, args.interval, args.window)
