@@ -7,6 +7,9 @@ cost budget). A poll younger than `ttl_s` is served again instead of polling ane
 `ttl_s` half the scrape interval, two Prometheus replicas scraping the same target at the
 same interval cost it one poll per interval whatever their phase. Two scrapes of one
 target at once never poll twice: the second waits for the first's poll and serves it. A
+scrape that says how long its client waits (Prometheus's
+X-Prometheus-Scrape-Timeout-Seconds) waits for the poll no longer than that: the poll runs
+on, on its own thread, and a later scrape serves it; this one serves the last values. A
 target nobody probed for `idle_close_s` has its connection closed (reopened on the next
 probe). Only names of the targets file reach this module: a name that is not one is
 answered by the caller, never connected to.
@@ -51,34 +54,58 @@ class TargetProbe:
         self.clock = clock
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(exporter)  # /probe?target=NAME answers this
-        self._poll_lock = threading.Lock()
+        self._poll_lock = threading.Lock()  # held by the poll's thread while it polls
+        self._state_lock = threading.Lock()  # guards polled_at and _running
+        self._running: threading.Event | None = None  # the poll under way: set when it ends
         self._count_lock = threading.Lock()
         self.polled_at: float | None = None  # when the last poll began (clock)
         self.probed_at: float | None = None
         self.probes = 0
         self.cache_hits = 0
 
-    def refresh(self) -> bool:
-        """Poll the target unless its last poll began less than ttl_s ago; True if polled.
+    def refresh(self, deadline_s: float | None = None) -> bool:
+        """Poll the target unless its last poll began less than ttl_s ago; True if this
+        scrape started a poll that ended in time.
 
-        A scrape that finds another scrape's poll running waits for it (at most wait_s)
-        and serves its result; past wait_s it serves the last values as they stand."""
+        The poll runs on a thread of its own. The scrape that starts it waits for it to end;
+        a scrape that finds another's poll running waits for it at most wait_s and serves
+        its result. With `deadline_s` (what the client gives the scrape) neither waits
+        longer than that: the values served are then the last ones as they stand, and the
+        poll's result is served by a later scrape."""
         with self._count_lock:
             self.probes += 1
             self.probed_at = self.clock()
-        if not self._poll_lock.acquire(timeout=self.wait_s):
+        with self._state_lock:
+            running = self._running
+            now = self.clock()
+            started = running is None and (
+                self.polled_at is None or now - self.polled_at >= self.ttl_s
+            )
+            if started:
+                self.polled_at = now
+                running = self._running = threading.Event()
+                threading.Thread(
+                    target=self._poll, args=(running,), name=f"probe-{self.name}", daemon=True
+                ).start()
+        if running is None:  # polled less than ttl_s ago
             self._hit()
             return False
-        try:
-            now = self.clock()
-            if self.polled_at is not None and now - self.polled_at < self.ttl_s:
-                self._hit()
-                return False
-            self.polled_at = now
-            self.exporter.poll_once()
-            return True
-        finally:
-            self._poll_lock.release()
+        limit = None if started else self.wait_s
+        if deadline_s is not None:
+            limit = deadline_s if limit is None else min(limit, deadline_s)
+        ended = running.wait(limit)
+        if not started or not ended:
+            self._hit()
+        return started and ended
+
+    def _poll(self, done: threading.Event) -> None:
+        with self._poll_lock:  # close_if_idle never closes the connection under a poll
+            try:
+                self.exporter.poll_once()
+            finally:
+                with self._state_lock:
+                    self._running = None
+                done.set()
 
     def _hit(self) -> None:
         with self._count_lock:
@@ -177,8 +204,8 @@ def fleet_families(fleet: Fleet) -> Iterator[Metric]:
     )
     hits = CounterMetricFamily(
         f"{PREFIX}_target_probe_cache_hits",
-        "Scrapes answered with the last poll (younger than the cache's lifetime) instead "
-        "of a new one",
+        "Scrapes answered with the last poll instead of a new one (the last is younger "
+        "than the cache's lifetime, or the new one outlasted the scrape's timeout)",
         labels=["target"],
     )
     now = time.time()

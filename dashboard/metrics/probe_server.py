@@ -23,6 +23,9 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 from dashboard.metrics.fleet import Fleet
 
 MAX_QUERY_FIELDS = 20  # a query string with more parameters is refused unread
+# Prometheus says how long it waits for a scrape; the answer is sent this much before that
+# (at most a quarter of it), as blackbox_exporter's --timeout-offset does
+TIMEOUT_OFFSET_S = 0.5
 USAGE = "GET /probe?target=NAME (NAME: a target of the targets file) or GET /metrics"
 
 
@@ -40,6 +43,19 @@ class _QuietHandler(WSGIRequestHandler):
 def _plain(start_response: Callable, status: str, text: str) -> Iterable[bytes]:
     start_response(status, [("Content-Type", "text/plain; charset=utf-8")])
     return [(text + "\n").encode()]
+
+
+def scrape_deadline(header: str | None) -> float | None:
+    """How long a scrape may wait for its target's poll: the client's scrape timeout (the
+    X-Prometheus-Scrape-Timeout-Seconds header) less TIMEOUT_OFFSET_S, at most a quarter of
+    it; None without a header or with one that is not a positive number of seconds."""
+    try:
+        timeout = float(header or "")
+    except ValueError:
+        return None
+    if not 0 < timeout < float("inf"):
+        return None
+    return timeout - min(TIMEOUT_OFFSET_S, timeout / 4)
 
 
 def fleet_app(fleet: Fleet) -> Callable:
@@ -74,7 +90,7 @@ def fleet_app(fleet: Fleet) -> Callable:
                 "no such target: give ?target=NAME once, NAME a target of the targets "
                 "file (GET /metrics lists them)",
             )
-        probe.refresh()
+        probe.refresh(scrape_deadline(environ.get("HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS")))
         return probes[probe.name](environ, start_response)
 
     return app
