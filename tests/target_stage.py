@@ -1,6 +1,6 @@
 """Two databases on the test server with different queues, a targets file naming them, and
-a TCP listener that counts the connections made to it: shared by test_targets.py and
-test_export_targets.py."""
+a TCP listener that counts the connections made to it: shared by test_targets.py,
+test_export_targets.py and test_export_scrape_timeout.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ reads."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -21,84 +20,14 @@ import psycopg
 import pytest
 import target_stage
 from export_stage import queuetop_env
+from fleet_export import FleetExport, jobs, samples, scrape_config
 from helpers import wait_until
-from prometheus_client.parser import text_string_to_metric_families
 from system_tools import require_binary
 from target_stage import A_COUNTS, B_COUNTS, B_TABLE, Listener, counts_in
 from test_export_prometheus import Prometheus
 
-from dashboard.metrics.probe_server import scrape_deadline
-
 other_dsn = target_stage.other_dsn  # fixtures
 fleet = target_stage.fleet
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "targets.md"
-
-
-class FleetExport:
-    """`queuetop export --targets FILE --listen 127.0.0.1:0` in its own process."""
-
-    def __init__(self, targets: str, home: Path, *extra: str, interval: float = 1.0):
-        home.mkdir(parents=True, exist_ok=True)
-        self.out, self.err = home / "export.out", home / "export.err"
-        with open(self.out, "w") as out, open(self.err, "w") as err:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "dashboard",
-                    "export",
-                    "--targets",
-                    targets,
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--interval",
-                    f"{interval:g}",
-                    *extra,
-                ],
-                stdout=out,
-                stderr=err,
-                env=queuetop_env(home),
-            )
-        self.port = int(wait_until(self._bound_port, timeout=60))
-
-    def _bound_port(self) -> str | None:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"export exited {self.proc.returncode}: {self.err.read_text()}")
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/probe\?target=NAME", self.out.read_text())
-        return match.group(1) if match else None
-
-    def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}", headers=headers or {}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        return self.proc.wait(30)
-
-
-def samples(text: str, name: str) -> list:
-    return [
-        s
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-        if s.name == name
-    ]
-
-
-def jobs(text: str) -> dict[str, dict[str, float]]:
-    """queuetop_jobs of a scrape: table -> role -> value (roles with jobs)."""
-    out: dict[str, dict[str, float]] = {}
-    for s in samples(text, "queuetop_jobs"):
-        if s.value:
-            out.setdefault(s.labels["table"], {})[s.labels["role"]] = s.value
-    return out
 
 
 def exporter_backends(conn: psycopg.Connection, database: str) -> list[tuple]:
@@ -261,115 +190,6 @@ def test_a_hung_target_holds_nothing_but_its_own_scrape(fleet, tmp_path):
     finally:
         assert export.stop() == 0, export.err.read_text()
         hung.close()
-
-
-@pytest.mark.parametrize(
-    ("header", "deadline"),
-    [
-        ("10", 9.5),
-        ("1", 0.75),
-        ("0.2", 0.15),
-        (None, None),
-        ("", None),
-        ("ten", None),
-        ("0", None),
-        ("-3", None),
-        ("inf", None),
-        ("nan", None),
-    ],
-)
-def test_the_scrape_deadline_is_the_clients_timeout_less_an_offset(header, deadline):
-    assert scrape_deadline(header) == (None if deadline is None else pytest.approx(deadline))
-
-
-def test_a_scrape_is_answered_within_the_timeout_its_client_gives(fleet, tmp_path):
-    """Prometheus sends X-Prometheus-Scrape-Timeout-Seconds: a target whose poll hangs
-    (a server that accepts and never answers) is answered within it, queuetop_up 0,
-    while its poll goes on; the next scrape after the poll ends serves the poll's result."""
-    path, _, _ = fleet
-    hung = Listener(hold=True)
-    Path(path).write_text(
-        Path(path).read_text() + f"[targets.hung]\ndsn = {json.dumps(hung.dsn())}\n"
-    )
-    export = FleetExport(path, tmp_path / "export")
-    try:
-        status, text = export.get(
-            "/probe?target=hung", headers={"X-Prometheus-Scrape-Timeout-Seconds": "1"}
-        )
-        assert status == 200 and samples(text, "queuetop_up")[0].value == 0
-        assert hung.accepted >= 1 and hung.held  # its poll is still connecting
-        _, health = export.get("/metrics")
-        # no poll of it has ended yet: the answer did not wait for one
-        assert not [
-            s for s in samples(health, "queuetop_target_up") if s.labels["target"] == "hung"
-        ]
-        hung.release()  # the poll fails now; a later scrape serves its result
-        wait_until(
-            lambda: [
-                s
-                for s in samples(export.get("/metrics")[1], "queuetop_target_up")
-                if s.labels["target"] == "hung"
-            ],
-            timeout=30,
-        )
-        status, text = export.get("/probe?target=hung")
-        assert status == 200 and samples(text, "queuetop_up")[0].value == 0
-    finally:
-        assert export.stop() == 0, export.err.read_text()
-        hung.close()
-
-
-def test_prometheus_gets_an_answer_from_a_hung_target_within_its_scrape_timeout(fleet, tmp_path):
-    """A real Prometheus (scrape_timeout 1s) scraping a target whose server never answers:
-    the scrape succeeds (Prometheus's own up is 1) and says the target is down
-    (queuetop_up 0), rather than timing out with nothing stored."""
-    binary = require_binary("prometheus", "prometheus")
-    path, _, _ = fleet
-    hung = Listener(hold=True)
-    Path(path).write_text(
-        Path(path).read_text() + f"[targets.hung]\ndsn = {json.dumps(hung.dsn())}\n"
-    )
-    # --interval 3: a scrape that finds the poll under way would wait 3 s for it, and one
-    # that starts it would wait for its end (the 5 s connect timeout): far past the 1 s
-    # Prometheus gives, were that not read
-    export = FleetExport(path, tmp_path / "export", interval=3)
-    prom = None
-    try:
-        config = scrape_config(export.port, names="[alpha, hung]")
-        prom = Prometheus(binary, export.port, tmp_path / "prometheus", config)
-        hung_up = 'up{job="queuetop",instance="hung"}[10s]'
-        wait_until(  # eight scrapes of it, a second apart
-            lambda: (
-                prom.query(f"count_over_time({hung_up})")
-                and prom.value(f"count_over_time({hung_up})") >= 8
-            ),
-            timeout=60,
-            interval=0.5,
-        )
-        # each answered in time (one or two late on a loaded machine); unread, the
-        # header leaves one in five: a scrape that came just before the 5 s poll ended
-        scrapes = prom.value(f"count_over_time({hung_up})")
-        assert prom.value(f"sum_over_time({hung_up})") >= scrapes - 2
-        assert prom.value('queuetop_up{job="queuetop",instance="hung"}') == 0
-        assert prom.value('queuetop_up{job="queuetop",instance="alpha"}') == 1
-    finally:
-        if prom is not None:
-            prom.stop()
-        assert export.stop() == 0, export.err.read_text()
-        hung.close()
-
-
-def scrape_config(exporter_port: int, names: str = "[alpha, beta]") -> str:
-    """docs/targets.md's scrape config, its names and the exporter's address replaced."""
-    block = next(
-        b
-        for b in re.findall(r"```yaml\n(.*?)```", DOCS.read_text(), re.S)
-        if b.startswith("scrape_configs:")
-    )
-    assert block.count("[prod, staging]") == 1 and block.count("127.0.0.1:9187") == 2
-    block = block.replace("[prod, staging]", names)
-    block = block.replace("127.0.0.1:9187", f"127.0.0.1:{exporter_port}")
-    return "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n" + block
 
 
 def snapshot_json(path: str, name: str, home: Path) -> dict:
