@@ -284,6 +284,17 @@ def report(windows: list[Window]) -> None:
         f"ticks {qt / max(pt, 1e-9):.2f}x), backend CPU {qb / max(pb, 1e-9):.2f}x, "
         f"RSS {qr / max(pr, 1e-9):.2f}x"
     )
+    # the ratio within each round (its windows measured minutes apart, not a run apart)
+    per_round = len(mean)
+    ratios = []
+    for start in range(0, len(windows) - per_round + 1, per_round):
+        rnd = {w.monitor: w.client_pct for w in windows[start : start + per_round]}
+        ratios.append(rnd[QUEUETOP] / max(rnd[PG_ACTIVITY], 1e-9))
+    print(
+        "queuetop / pg_activity round by round: "
+        + ", ".join(f"{r:.2f}x" for r in ratios)
+        + f" (median {statistics.median(ratios):.2f}x)"
+    )
     if FLOOR in mean:
         fc = mean[FLOOR][0]
         print(
