@@ -103,8 +103,8 @@ class HistoryPlot(Widget):
         """The border's title for `room` cells."""
         return self.TITLE if len(self.TITLE) <= room or not self.SHORT_TITLE else self.SHORT_TITLE
 
-    def _show_title(self) -> None:
-        width = self.size.width
+    def _show_title(self, size: Size | None = None) -> None:
+        width = (size or self.size).width
         title = self.title(max(width - 4, 0) if width else 999)
         if title != self._title:  # setting it repaints the plot
             self._title = title
@@ -126,7 +126,7 @@ class HistoryPlot(Widget):
         self._drawn_at = (times[-1], size) if times else None
         if not times:
             self._lines, self._lims, self._ticks, self._coords = [], None, [], []
-            self._draw(("no data yet", size))
+            self._draw(("no data yet", size), size)
             return
         latest = times[-1]
         ages = [t - latest for t in times]  # <= 0: seconds before the latest poll
@@ -142,32 +142,34 @@ class HistoryPlot(Widget):
         # counts and ages are never negative; a little room above the top
         self._lims = ((-window_s(-ages[0]), 0), (0, self._top * 1.1))
         self._lines = lines
-        self._frame_now()
+        self._frame_now(size)
         # the lines as canvas dots: the same dots on the same frame draw the same picture
         cols, rows = self._canvas
         self._coords = plot_lines.series_coords(lines, *self._lims, len(cols), len(rows))
         self._draw(
-            (self._frame_key, tuple((tuple(px), tuple(py), c) for px, py, c in self._coords))
+            (self._frame_key, tuple((tuple(px), tuple(py), c) for px, py, c in self._coords)),
+            size,
         )
 
-    def _draw(self, drawing: tuple) -> None:
-        """Draw the picture `drawing` stands for, unless it is the one drawn last."""
+    def _draw(self, drawing: tuple, size: Size) -> None:
+        """Draw the picture `drawing` stands for (at `size`, the plot's now), unless it is
+        the one drawn last."""
         if drawing == self._drawn:
             return
         self._drawn = drawing
-        self._show_title()
-        self._repaint()
+        self._show_title(size)
+        self._repaint(size)
 
-    def _repaint(self) -> None:
+    def _repaint(self, size: Size) -> None:
         """Paint the lines whose cells changed: a new point or label moves one or two lines
         of a plot, and the rest of it is not sent to the terminal again."""
         old, self._strips = self._strips, None
         # only lines known to be on screen, at this size, are compared: anything else (the
         # first layout, a resize, strips never painted) is repainted whole
-        if not old or old is not self._on_screen or self._strips_size != self.size:
+        if not old or old is not self._on_screen or self._strips_size != size:
             self.refresh()
             return
-        new = self._matrix_strips()
+        new = self._matrix_strips(size)
         self._strips = new
         if len(new) != len(old):
             self.refresh()
@@ -207,10 +209,9 @@ class HistoryPlot(Widget):
         surface = Color.parse(variables.get("surface", "black")).rgb
         return surface, surface, Color.parse(variables.get("foreground", "white")).rgb
 
-    def _frame_now(self) -> bool:
-        """The frame's rows, built at this size and theme when its limits, ticks, size or
+    def _frame_now(self, size: Size) -> bool:
+        """The frame's rows, built at `size` and this theme when its limits, ticks, size or
         theme changed, and kept until they change again. True: built now."""
-        size = self.size
         width, height = size
         colors = self._colors()
         key = (size, colors, self._lims, tuple(self._ticks))
@@ -238,11 +239,13 @@ class HistoryPlot(Widget):
         self._rows = {}
         return True
 
-    def _matrix_strips(self) -> list[Strip]:
-        """The frame's strips, with the rows the lines cross drawn again; a row whose line
-        cells are the ones it had last time keeps its strip."""
-        self._strips_size = self.size
-        rebuilt = self._frame_now()
+    def _matrix_strips(self, size: Size | None = None) -> list[Strip]:
+        """The frame's strips at `size` (read here if not given: a paint), with the rows the
+        lines cross drawn again; a row whose line cells are the ones it had last time keeps
+        its strip."""
+        size = size or self.size  # a walk to the screen's map: read once
+        self._strips_size = size
+        rebuilt = self._frame_now(size)
         strips = [row.strip for row in self._frame_rows]
         if not self._lines:
             return strips
