@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from helpers.pilot import run_app
 from latency_fixtures import latency_history
 from rich.segment import Segment
 from rich.text import Text
-from ui_snapshots import demo_spec, fixed_snapshot
+from ui_snapshots import T0, demo_spec, fixed_snapshot
 
 from dashboard.ui.app import QueuetopApp
 from dashboard.ui.widgets import plot_frame
@@ -112,6 +114,35 @@ def test_an_unchanged_picture_is_not_drawn_again():
         await pilot.pause()
         assert flat._drawn == drawn and flat._strips is strips  # not drawn again
         assert depth._drawn != before and depth._strips  # a new point: drawn
+
+    run(body, points=300)
+
+
+@pytest.mark.parametrize(("apart_s", "drawn_at"), [(1, [3, 6, 9]), (2, [1, 2, 3, 4, 5, 6])])
+def test_a_plot_is_drawn_again_every_3_s_of_data_to_the_nearest_poll(apart_s, drawn_at):
+    """Snapshots `apart_s` seconds apart, each with a deeper backlog (a new picture every
+    poll): the depth plot repaints on every third at a 1 s refresh, on every one at 2 s."""
+
+    async def body(pilot):
+        app = pilot.app
+        plot = app.query_one("#plot-depth", HistoryPlot)
+        repaint, painted = plot.refresh, []
+
+        def counted(*regions, **kwargs):
+            painted.append(n)
+            return repaint(*regions, **kwargs)
+
+        plot.refresh = counted
+        last = app.history.times[-1]
+        start = T0 + timedelta(seconds=last)
+        for n in range(1, 10 if apart_s == 1 else 7):
+            snap = fixed_snapshot(0, rows=3 + n)
+            counts = {**snap.counts, "ready": snap.counts["ready"] + 40 * n}
+            app.apply_snapshot(
+                replace(snap, taken_at=start + timedelta(seconds=apart_s * n), counts=counts)
+            )
+            await pilot.pause()
+        assert sorted(set(painted)) == drawn_at
 
     run(body, points=300)
 

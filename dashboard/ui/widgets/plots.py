@@ -34,10 +34,20 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
 ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
 SHORT_ROLES = {"running": "run", "failed": "fail"}
-# A plot is drawn again at most this often (seconds of its data, not of the clock): the
-# header, the state panel and the tables show every poll, and a history of minutes loses
-# nothing by a line that moves every 2 s (the default interval) at faster refreshes.
-REDRAW_EVERY_S = 2.0
+# A plot is drawn again at most this often (seconds of its data, not of the clock), to the
+# nearest poll: every poll at the default 2 s interval, every third at 1 s. The header, the
+# state panel and the tables show every poll; a history of minutes loses nothing by a line
+# that moves every 3 s. The plots were over a third of the client's CPU at a 1 s refresh
+# redrawn every 2 s (docs/development.md, "The floor under queuetop's CPU").
+REDRAW_EVERY_S = 3.0
+
+
+def redraw_after(times: list[float]) -> float:
+    """Seconds of data after which a plot is drawn again: REDRAW_EVERY_S to the nearest
+    poll, the polls `times` apart (the last two): 3 s at a 1 s interval, every poll at 2 s
+    and above, 3 s at 0.5 s."""
+    gap = times[-1] - times[-2] if len(times) > 1 else 0.0
+    return REDRAW_EVERY_S - max(gap, 0.0) / 2
 
 
 class HistoryPlot(Widget):
@@ -114,14 +124,15 @@ class HistoryPlot(Widget):
 
     def replot(self, now: bool = False) -> None:
         """Draw the history again if it moved the picture and, unless `now`, if the picture
-        is REDRAW_EVERY_S old (a history that starts again, as a replay's, is drawn)."""
+        is REDRAW_EVERY_S old to the nearest poll (a history that starts again, as a
+        replay's, is drawn)."""
         if not self.display:  # hidden on a small terminal: drawn when it is shown again
             return
         times = self.history.times
         size = self.size  # a walk to the screen's map: read once
         if not now and times and self._drawn_at is not None:
             at, drawn_size = self._drawn_at
-            if drawn_size == size and 0 <= times[-1] - at < REDRAW_EVERY_S:
+            if drawn_size == size and 0 <= times[-1] - at < redraw_after(times):
                 return
         self._drawn_at = (times[-1], size) if times else None
         if not times:
