@@ -66,12 +66,15 @@ def queuetop_env(home: Path) -> dict[str, str]:
     return env
 
 
-class ExportProcess:
-    """`queuetop export --listen 127.0.0.1:0` in its own process; stop() ends it."""
+class ExportRun:
+    """`queuetop export ... --listen 127.0.0.1:0` in its own process, `where` naming what it
+    exports (`--dsn DSN`, `--targets FILE`); its port read from the line announcing
+    `served` (a regular expression); stop() ends it."""
 
-    def __init__(self, dsn: str, home: Path, *extra: str, interval: float = 0.5):
+    def __init__(self, where: list[str], served: str, home: Path, *extra: str, interval: float):
         self.out = home / "export.out"
         self.err = home / "export.err"
+        self.served = served
         home.mkdir(parents=True, exist_ok=True)
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
@@ -80,8 +83,7 @@ class ExportProcess:
                     "-m",
                     "dashboard",
                     "export",
-                    "--dsn",
-                    dsn,
+                    *where,
                     "--listen",
                     "127.0.0.1:0",
                     "--interval",
@@ -97,14 +99,21 @@ class ExportProcess:
     def _bound_port(self) -> str | None:
         if self.proc.poll() is not None:
             raise AssertionError(f"export exited {self.proc.returncode}: {self.err.read_text()}")
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", self.out.read_text())
+        match = re.search(rf"http://127\.0\.0\.1:(\d+){self.served}", self.out.read_text())
         return match.group(1) if match else None
-
-    def scrape(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            return r.read().decode()
 
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.terminate()
         return self.proc.wait(30)
+
+
+class ExportProcess(ExportRun):
+    """`queuetop export --dsn DSN --listen 127.0.0.1:0` in its own process."""
+
+    def __init__(self, dsn: str, home: Path, *extra: str, interval: float = 0.5):
+        super().__init__(["--dsn", dsn], "/metrics", home, *extra, interval=interval)
+
+    def scrape(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
+            return r.read().decode()

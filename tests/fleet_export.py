@@ -4,51 +4,23 @@ by test_export_targets.py and test_export_scrape_timeout.py."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from export_stage import queuetop_env
-from helpers import wait_until
+from export_stage import ExportRun
 from prometheus_client.parser import text_string_to_metric_families
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "targets.md"
 
 
-class FleetExport:
+class FleetExport(ExportRun):
     """`queuetop export --targets FILE --listen 127.0.0.1:0` in its own process."""
 
     def __init__(self, targets: str, home: Path, *extra: str, interval: float = 1.0):
-        home.mkdir(parents=True, exist_ok=True)
-        self.out, self.err = home / "export.out", home / "export.err"
-        with open(self.out, "w") as out, open(self.err, "w") as err:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "dashboard",
-                    "export",
-                    "--targets",
-                    targets,
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--interval",
-                    f"{interval:g}",
-                    *extra,
-                ],
-                stdout=out,
-                stderr=err,
-                env=queuetop_env(home),
-            )
-        self.port = int(wait_until(self._bound_port, timeout=60))
-
-    def _bound_port(self) -> str | None:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"export exited {self.proc.returncode}: {self.err.read_text()}")
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/probe\?target=NAME", self.out.read_text())
-        return match.group(1) if match else None
+        super().__init__(
+            ["--targets", targets], r"/probe\?target=NAME", home, *extra, interval=interval
+        )
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
         request = urllib.request.Request(
@@ -59,11 +31,6 @@ class FleetExport:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        return self.proc.wait(30)
 
 
 def samples(text: str, name: str) -> list:
