@@ -108,6 +108,7 @@ class Terminal:
         )
         os.close(slave)
         self.received = 0
+        self.started_at = time.monotonic()
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
 
@@ -152,18 +153,6 @@ def backend_pids(conn: psycopg.Connection, app: str, exclude: set[int]) -> list[
     return [r[0] for r in rows if r[0] not in exclude]
 
 
-def wait_for_backend(conn: psycopg.Connection, app: str, proc: subprocess.Popen) -> list[int]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        pids = backend_pids(conn, app, set())
-        if pids:
-            return pids
-        if proc.poll() is not None:
-            raise SystemExit(f"{app} exited with {proc.returncode} before connecting")
-        time.sleep(0.2)
-    raise SystemExit(f"{app} did not connect within 60 s")
-
-
 STOCK = "stock"  # the variant with every piece off
 
 
@@ -176,7 +165,27 @@ def variant_env(monitor: str) -> dict[str, str]:
     return env
 
 
-def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
+@dataclass
+class Running:
+    """A monitor started in its terminal, and the server processes serving it."""
+
+    monitor: str
+    term: Terminal
+    backends: list[int]
+
+
+@dataclass
+class Reading:
+    run_s: float  # the client's threads' run time (schedstat)
+    cpu_s: float  # its user + system time (clock ticks)
+    server_s: float  # its backends' CPU
+    received: int  # bytes it wrote to its terminal
+    at: float
+
+
+def launch(monitor: str, dsn: str, interval: float, claimed: set[int]) -> Running:
+    """`monitor` in a terminal of its own, once its connection is up; `claimed`: backends
+    already known to serve another monitor of the same name (--together)."""
     env = {**variant_env(monitor), "TERM": "xterm-256color"}
     env.update(COLUMNS=str(COLUMNS), LINES=str(LINES))
     if monitor.startswith(QUEUETOP):
@@ -200,32 +209,93 @@ def measure(monitor: str, dsn: str, interval: float, window: float) -> Window:
     with psycopg.connect(dsn, autocommit=True, application_name="queuetop-bench") as conn:
         term = Terminal(argv, env)
         try:
-            wait_for_backend(conn, app, term.proc)
+            deadline = time.monotonic() + 60
+            while not backend_pids(conn, app, claimed):
+                if term.proc.poll() is not None:
+                    raise SystemExit(f"{app} exited with {term.proc.returncode} before connecting")
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{app} did not connect within 60 s")
+                time.sleep(0.2)
             time.sleep(WARMUP_S)
             # queuetop's short-lived connections (the permission check) are gone by now
-            backends = backend_pids(conn, app, set())
-            client0 = process_cpu_s(term.proc.pid)
-            run0 = process_run_s(term.proc.pid)
-            server0 = sum(process_cpu_s(p) for p in backends)
-            bytes0, t0 = term.received, time.monotonic()
-            time.sleep(window)
-            client1 = process_cpu_s(term.proc.pid)
-            run1 = process_run_s(term.proc.pid)
-            server1 = sum(process_cpu_s(p) for p in backends)
-            bytes1, t1 = term.received, time.monotonic()
-            rss = rss_mb(term.proc.pid)
-            if term.proc.poll() is not None:
-                raise SystemExit(f"{monitor} exited with {term.proc.returncode} in its window")
-        finally:
+            backends = backend_pids(conn, app, claimed)
+        except BaseException:
             term.stop()
-    wall = t1 - t0
+            raise
+    return Running(monitor, term, backends)
+
+
+def reading(running: Running) -> Reading:
+    pid = running.term.proc.pid
+    if running.term.proc.poll() is not None:
+        raise SystemExit(f"{running.monitor} exited with {running.term.proc.returncode}")
+    return Reading(
+        process_run_s(pid),
+        process_cpu_s(pid),
+        sum(process_cpu_s(p) for p in running.backends),
+        running.term.received,
+        time.monotonic(),
+    )
+
+
+def window_of(running: Running, a: Reading, b: Reading) -> Window:
+    wall = b.at - a.at
     return Window(
-        monitor,
-        100 * (run1 - run0) / wall,
-        100 * (client1 - client0) / wall,
-        100 * (server1 - server0) / wall,
-        rss,
-        (bytes1 - bytes0) / wall,
+        running.monitor,
+        100 * (b.run_s - a.run_s) / wall,
+        100 * (b.cpu_s - a.cpu_s) / wall,
+        100 * (b.server_s - a.server_s) / wall,
+        rss_mb(running.term.proc.pid),
+        (b.received - a.received) / wall,
+    )
+
+
+def measure(monitor: str, dsn: str, interval: float, window: float, settle: float) -> Window:
+    """One monitor alone: started, run `settle` seconds past its start, measured a window."""
+    running = launch(monitor, dsn, interval, set())
+    try:
+        time.sleep(max(settle - WARMUP_S, 0.0))
+        a = reading(running)
+        time.sleep(window)
+        return window_of(running, a, reading(running))
+    finally:
+        running.term.stop()
+
+
+def measure_together(
+    monitors: list[str], dsn: str, interval: float, window: float, settle: float, rounds: int
+) -> list[Window]:
+    """Every monitor started at once and kept running; after `settle` seconds, `rounds`
+    windows measured on all of them at the same moments (the same load, the same noise)."""
+    started: list[Running] = []
+    claimed: set[int] = set()
+    try:
+        for name in monitors:
+            started.append(launch(name, dsn, interval, claimed))
+            claimed.update(started[-1].backends)
+        first = min(r.term.started_at for r in started)
+        time.sleep(max(settle - (time.monotonic() - first), 0.0))
+        windows = []
+        for r in range(rounds):
+            before = [reading(m) for m in started]
+            time.sleep(window)
+            after = [reading(m) for m in started]
+            for m, a, b in zip(started, before, after, strict=True):
+                windows.append(window_of(m, a, b))
+                print_window(r, windows[-1])
+        return windows
+    finally:
+        for m in started:
+            m.term.stop()
+
+
+def print_window(r: int, w: Window) -> None:
+    print(
+        f"  round {r + 1} {w.monitor:22} client {w.client_pct:6.3f}% "
+        f"(ticks {w.client_ticks_pct:4.2f}%)  backend "
+        f"{w.backend_pct:5.2f}%  RSS {w.rss_mb:4.0f} MB  "
+        f"terminal {w.bytes_per_s / 1024:6.1f} KiB/s",
+        flush=True,
     )
 
 
@@ -327,6 +397,19 @@ def main() -> None:
         action="store_true",
         help="also bench/textual_floor.py: one statement and one label per interval",
     )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=WARMUP_S,
+        help=f"seconds a monitor runs before it is measured (at least {WARMUP_S:g}); "
+        "queuetop's plots fill up over 300 polls, 310 at --interval 1",
+    )
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="run every monitor at once for the whole bench and measure them side by side "
+        "(with --settle 310: queuetop with a full history)",
+    )
     args = parser.parse_args()
     monitors = [QUEUETOP, PG_ACTIVITY]
     if args.floor:
@@ -338,31 +421,35 @@ def main() -> None:
     ensure_pg_activity()
     with server(args.dsn) as dsn:
         schema.ensure_demo(dsn)
-        per_window = args.window + WARMUP_S + 8
-        load = start_load(dsn, args.rounds * len(monitors) * per_window + 30, args.workers)
+        settle = max(args.settle, WARMUP_S)
+        if args.together:
+            seconds = settle + args.rounds * args.window + len(monitors) * (WARMUP_S + 5)
+        else:
+            seconds = args.rounds * len(monitors) * (args.window + settle + 8)
+        load = start_load(dsn, seconds + 30, args.workers)
         try:
             time.sleep(3)  # the workers connect, the producer fills the queue
+            how = "all at once" if args.together else "one at a time"
             print(
                 f"demo under load ({args.workers} workers), {args.window:g}s windows at "
-                f"{COLUMNS}x{LINES}, refresh {args.interval:g}s, {args.rounds} rounds "
+                f"{COLUMNS}x{LINES}, refresh {args.interval:g}s, {args.rounds} rounds, "
+                f"monitors {how}, measured {settle:g}s after their start "
                 "(measured while the machine may be shared)"
             )
-            windows = []
-            for r in range(args.rounds):
-                shift = r % len(monitors)  # each round starts one variant later
-                order = monitors[shift:] + monitors[:shift]
-                if len(monitors) == 2 and r % 2:
-                    order = [PG_ACTIVITY, QUEUETOP]
-                for name in order:
-                    w = measure(name, dsn, args.interval, args.window)
-                    print(
-                        f"  round {r + 1} {name:22} client {w.client_pct:6.3f}% "
-                        f"(ticks {w.client_ticks_pct:4.2f}%)  backend "
-                        f"{w.backend_pct:5.2f}%  RSS {w.rss_mb:4.0f} MB  "
-                        f"terminal {w.bytes_per_s / 1024:6.1f} KiB/s",
-                        flush=True,
-                    )
-                    windows.append(w)
+            if args.together:
+                windows = measure_together(
+                    monitors, dsn, args.interval, args.window, settle, args.rounds
+                )
+            else:
+                windows = []
+                for r in range(args.rounds):
+                    shift = r % len(monitors)  # each round starts one variant later
+                    order = monitors[shift:] + monitors[:shift]
+                    if len(monitors) == 2 and r % 2:
+                        order = [PG_ACTIVITY, QUEUETOP]
+                    for name in order:
+                        windows.append(measure(name, dsn, args.interval, args.window, settle))
+                        print_window(r, windows[-1])
         finally:
             load.terminate()
             load.wait(60)
