@@ -201,6 +201,9 @@ def test_rows_coming_and_going_lay_out_the_screen_only_when_the_scrollbar_change
 
         assert idle.page_rows > 8
         assert len(await show(8)) == 8 and not idle.show_vertical_scrollbar
+        layouts.clear()
+        assert len(await show(3)) == 3 and len(await show(7)) == 7  # they fit: no layout
+        assert not layouts and not idle.show_vertical_scrollbar
         shown = await show(40)
         assert idle.show_vertical_scrollbar and len(shown) == idle.page_rows
         assert layouts, "the scrollbar appeared without a layout"
@@ -211,5 +214,7 @@ def test_rows_coming_and_going_lay_out_the_screen_only_when_the_scrollbar_change
         shown = await show(5)  # scrolled to the end, then the rows shrink: the view comes back
         assert not idle.show_vertical_scrollbar and layouts
         assert shown == [key[1:] for key in idle.items] and len(shown) == 5
+        layouts.clear()
+        assert len(await show(1)) == 1 and not layouts
 
     run([fixed_snapshot(0, rows=5)], body)

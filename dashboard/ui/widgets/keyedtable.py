@@ -124,13 +124,26 @@ class KeyedTable(ScrollView, can_focus=True):
             self._width,
         )
         self._lines.clear()
-        self.virtual_size = Size(self._width, len(self._keys) + 1)
+        self.virtual_size = self._lines_size()
         self.refresh()
+
+    def _lines_size(self) -> Size:
+        """The table's virtual size: its header and rows, but never fewer lines than a page
+        of rows. A new virtual size lays the whole screen out again (7-9 ms of the
+        client's CPU each, timed in `queuetop watch`); the demo's locks table went from 1
+        row to 3 and back several times a minute. While the rows fit, a row more or less
+        changes nothing outside the table; past its view the size is exact (the
+        scrollbar). (A page, not the whole view: at the view's own size Textual would not
+        look at the scrollbar again when the rows shrink back into view.)"""
+        return Size(self._width, max(len(self._keys) + 1, self.page_rows))
 
     def on_resize(self) -> None:
         # the vertical scrollbar's columns are kept free: rows coming and going must not
         # change which columns show
         self._set_layout(self.size.width - self.styles.scrollbar_size_vertical)
+        size = self._lines_size()
+        if size != self.virtual_size:
+            self.virtual_size = size
 
     def shown_columns(self) -> list[str]:
         return [self.COLUMNS[i].key for i, _ in self._layout]
@@ -194,7 +207,7 @@ class KeyedTable(ScrollView, can_focus=True):
         else:
             self.cursor_row = max(0, min(keep_index, len(keys) - 1))
         shown = self.shown
-        size = Size(self._width, len(keys) + 1)
+        size = self._lines_size()
         if size != self.virtual_size:
             # as Textual's own widgets set it (a fork that skipped the screen's layout here
             # bought nothing measurable: 0.97x with it off, bench/vs_pg_activity.py --pieces)
