@@ -303,9 +303,10 @@ def _matrix(series, xlim, ylim, size, ours: bool):
         marker, fullground, style, _ = cells
         cols, rows = m.Cols_canvas, m.Rows_canvas
         coords = plot_lines.series_coords(series, xlim, ylim, len(cols), len(rows))
-        for (col, row), (char, color) in plot_lines.cells_of(coords, len(cols), len(rows)).items():
-            x, y = col + cols.start, row + rows.start
-            marker[y][x], fullground[y][x], style[y][x] = char, color, "default"
+        for row, line in plot_lines.cells_of(coords, len(cols), len(rows)).items():
+            for col, (char, color) in line.items():
+                x, y = col + cols.start, row + rows.start
+                marker[y][x], fullground[y][x], style[y][x] = char, color, "default"
     return cells
 
 

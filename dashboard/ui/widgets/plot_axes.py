@@ -85,11 +85,15 @@ def downsample(xs: list[float], ys: list[float], buckets: int) -> tuple[list, li
     out_y: list[float] = []
     for b in range(buckets):
         lo, hi = b * n // buckets, (b + 1) * n // buckets
-        low = min(range(lo, hi), key=ys.__getitem__)
-        high = max(range(lo, hi), key=ys.__getitem__)
-        for i in sorted({low, high}):
-            out_x.append(xs[i])
-            out_y.append(ys[i])
+        part = ys[lo:hi]  # min, max and index at C speed: the first lowest, the first highest
+        low, high = part.index(min(part)), part.index(max(part))
+        if low > high:
+            low, high = high, low
+        out_x.append(xs[lo + low])
+        out_y.append(part[low])
+        if high != low:
+            out_x.append(xs[lo + high])
+            out_y.append(part[high])
     return out_x, out_y
 
 

@@ -4,6 +4,7 @@ their line cells."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from rich.color import Color
@@ -103,21 +104,24 @@ class FrameRow:
             width,
         )
 
-    def with_cells(self, cells: list[tuple[int, str, object]]) -> Strip:
-        """This row with line cells (column, braille character, colour; in column order)
-        drawn on its canvas, as plotext's insert_element would: a marker, its colour, the
-        default style, the background kept."""
+    def with_cells(self, cells: Sequence[tuple[int, tuple[str, object]]]) -> Strip:
+        """This row with line cells (column on the canvas, (braille character, colour); in
+        column order) drawn on its canvas, as plotext's insert_element would: a marker,
+        its colour, the default style, the background kept."""
+        start = self.canvas.start
         if self.blank is None:
             marker, fullground, style, background = (list(a) for a in self.cells)
-            for x, char, color in cells:
+            for x, (char, color) in cells:
+                x += start
                 marker[x], fullground[x], style[x] = char, color, "default"
             return _strip(marker, fullground, style, background, self.width)
         blank, background = self.blank[0], self.blank[3]
         segments = list(self.left)
-        x = self.canvas.start
+        x = start
         run: list[str] = []
         look = None
-        for col, char, color in cells:
+        for col, (char, color) in cells:
+            col += start
             if col != x or color != look:  # a gap, or another colour: the run ends
                 if run:
                     segments.append(Segment("".join(run), _rich_style(look, "default", background)))

@@ -263,21 +263,14 @@ class HistoryPlot(Widget):
         cols, rows = self._canvas
         if rebuilt or not self._coords:  # another canvas than replot() placed the lines on
             self._coords = plot_lines.series_coords(self._lines, *self._lims, len(cols), len(rows))
-        crossed: dict[int, list] = {}  # row from the top -> its line cells
         bottom = len(self._frame_rows) - 1
-        for (col, row), (marker, color) in plot_lines.cells_of(
-            self._coords, len(cols), len(rows)
-        ).items():
-            crossed.setdefault(bottom - (row + rows.start), []).append(
-                (col + cols.start, marker, color)
-            )
         made: dict[tuple, Strip] = {}
-        for y, cells in crossed.items():
-            cells.sort(key=lambda cell: cell[0])
-            key = (y, tuple(cells))
+        for row, line in plot_lines.cells_of(self._coords, len(cols), len(rows)).items():
+            y = bottom - (row + rows.start)  # canvas rows count from the bottom
+            key = (y, tuple(sorted(line.items())))
             strip = self._rows.get(key)
             if strip is None:
-                strip = self._frame_rows[y].with_cells(cells)
+                strip = self._frame_rows[y].with_cells(key[1])
             strips[y] = made[key] = strip
         self._rows = made
         return strips
