@@ -110,18 +110,32 @@ def test_an_unchanged_picture_is_not_drawn_again():
         depth = app.query_one("#plot-depth", HistoryPlot)  # the backlog shrinks every poll
         drawn, strips, before = flat._drawn, flat._strips, depth._drawn
         assert strips  # painted once
-        app.apply_snapshot(fixed_snapshot(app.history.maxlen))
-        await pilot.pause()
+        for n in range(5):  # 10 s of data: a column of the 600 s window, due for a redraw
+            app.apply_snapshot(fixed_snapshot(app.history.maxlen + n))
+            await pilot.pause()
         assert flat._drawn == drawn and flat._strips is strips  # not drawn again
-        assert depth._drawn != before and depth._strips  # a new point: drawn
+        assert depth._drawn != before and depth._strips  # new points: drawn
 
     run(body, points=300)
 
 
-@pytest.mark.parametrize(("apart_s", "drawn_at"), [(1, [3, 6, 9]), (2, [1, 2, 3, 4, 5, 6])])
-def test_a_plot_is_drawn_again_every_3_s_of_data_to_the_nearest_poll(apart_s, drawn_at):
+@pytest.mark.parametrize(
+    ("points", "apart_s", "drawn_at"),
+    [
+        # 40 s of history: a 60 s window, a column about 1 s, so every 3 s of data
+        (20, 1, [3, 6, 9, 12, 15, 18]),
+        (20, 2, list(range(1, 21))),
+        # 600 s (300 polls 2 s apart) on 61 canvas columns at 200x50: a column is 9.8 s
+        (300, 1, [10, 20]),
+        (300, 2, [5, 10, 15, 20]),
+    ],
+)
+def test_a_plot_is_drawn_again_every_column_of_data_3_s_at_least_to_the_nearest_poll(
+    points, apart_s, drawn_at
+):
     """Snapshots `apart_s` seconds apart, each with a deeper backlog (a new picture every
-    poll): the depth plot repaints on every third at a 1 s refresh, on every one at 2 s."""
+    poll): the depth plot repaints when the data has moved by a cell column of its window,
+    3 s at least, to the nearest poll."""
 
     async def body(pilot):
         app = pilot.app
@@ -135,7 +149,7 @@ def test_a_plot_is_drawn_again_every_3_s_of_data_to_the_nearest_poll(apart_s, dr
         plot.refresh = counted
         last = app.history.times[-1]
         start = T0 + timedelta(seconds=last)
-        for n in range(1, 10 if apart_s == 1 else 7):
+        for n in range(1, 21):
             snap = fixed_snapshot(0, rows=3 + n)
             counts = {**snap.counts, "ready": snap.counts["ready"] + 40 * n}
             app.apply_snapshot(
@@ -144,7 +158,7 @@ def test_a_plot_is_drawn_again_every_3_s_of_data_to_the_nearest_poll(apart_s, dr
             await pilot.pause()
         assert sorted(set(painted)) == drawn_at
 
-    run(body, points=300)
+    run(body, points=points)
 
 
 def test_every_series_colour_is_one_plotext_draws():
@@ -343,6 +357,7 @@ def test_a_new_point_repaints_only_the_lines_it_changed():
 
         plot.refresh = counted
         app.apply_snapshot(fixed_snapshot(app.history.maxlen))
+        plot.replot(now=True)  # a poll apart: drawn now, not a column of data later
         after = [list(plot.render_line(y)) for y in range(plot.size.height)]
         changed = [y for y, (was, now) in enumerate(zip(before, after, strict=True)) if was != now]
         assert changed and len(changed) < plot.size.height  # a line or two, not the plot

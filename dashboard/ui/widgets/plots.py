@@ -34,20 +34,22 @@ DEPTH_ROLES = ("ready", "running", "failed", "dead")
 # 256 colours), not magenta: Textual's dark theme draws magenta in its red, failed's.
 ROLE_COLORS = {"ready": "cyan", "running": 3, "done": "green", "failed": "red", "dead": 135}
 SHORT_ROLES = {"running": "run", "failed": "fail"}
-# A plot is drawn again at most this often (seconds of its data, not of the clock), to the
-# nearest poll: every poll at the default 2 s interval, every third at 1 s. The header, the
-# state panel and the tables show every poll; a history of minutes loses nothing by a line
-# that moves every 3 s. The plots were over a third of the client's CPU at a 1 s refresh
-# redrawn every 2 s (docs/development.md, "The floor under queuetop's CPU").
+# A plot is drawn again when its data has moved by a cell column of its picture (the
+# window's seconds over its columns: 5 s for a 5-minute window 62 columns wide), and at
+# most every REDRAW_EVERY_S seconds of its data (a short window), to the nearest poll. The
+# header, the state panel and the tables show every poll; a line that moves by less than
+# a column moves by braille dots, a column is the finest step a line of min/max buckets
+# two columns wide can show, and the plots' redraws were the largest share of the
+# client's CPU (docs/development.md, "The floor under queuetop's CPU").
 REDRAW_EVERY_S = 3.0
 
 
-def redraw_after(times: list[float]) -> float:
-    """Seconds of data after which a plot is drawn again: REDRAW_EVERY_S to the nearest
-    poll, the polls `times` apart (the last two): 3 s at a 1 s interval, every poll at 2 s
-    and above, 3 s at 0.5 s."""
+def redraw_after(times: list[float], every_s: float = REDRAW_EVERY_S) -> float:
+    """Seconds of data after which a plot is drawn again: every_s to the nearest poll, the
+    polls `times` apart (the last two). With 3 s: every third poll at a 1 s interval,
+    every poll at 2 s and above, every sixth at 0.5 s."""
     gap = times[-1] - times[-2] if len(times) > 1 else 0.0
-    return REDRAW_EVERY_S - max(gap, 0.0) / 2
+    return every_s - max(gap, 0.0) / 2
 
 
 class HistoryPlot(Widget):
@@ -124,15 +126,15 @@ class HistoryPlot(Widget):
 
     def replot(self, now: bool = False) -> None:
         """Draw the history again if it moved the picture and, unless `now`, if the picture
-        is REDRAW_EVERY_S old to the nearest poll (a history that starts again, as a
-        replay's, is drawn)."""
+        is a column's seconds old (REDRAW_EVERY_S at least) to the nearest poll (a history
+        that starts again, as a replay's, is drawn)."""
         if not self.display:  # hidden on a small terminal: drawn when it is shown again
             return
         times = self.history.times
         size = self.size  # a walk to the screen's map: read once
         if not now and times and self._drawn_at is not None:
             at, drawn_size = self._drawn_at
-            if drawn_size == size and 0 <= times[-1] - at < redraw_after(times):
+            if drawn_size == size and 0 <= times[-1] - at < redraw_after(times, self._column_s()):
                 return
         self._drawn_at = (times[-1], size) if times else None
         if not times:
@@ -161,6 +163,14 @@ class HistoryPlot(Widget):
             (self._frame_key, tuple((tuple(px), tuple(py), c) for px, py, c in self._coords)),
             size,
         )
+
+    def _column_s(self) -> float:
+        """How often the picture is drawn again: the seconds a cell column stands for in
+        the picture drawn last, REDRAW_EVERY_S at least."""
+        columns = len(self._canvas[0])
+        if self._lims is None or not columns:
+            return REDRAW_EVERY_S
+        return max(REDRAW_EVERY_S, -self._lims[0][0] / columns)
 
     def _draw(self, drawing: tuple, size: Size) -> None:
         """Draw the picture `drawing` stands for (at `size`, the plot's now), unless it is
