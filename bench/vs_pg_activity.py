@@ -154,12 +154,16 @@ def backend_pids(conn: psycopg.Connection, app: str, exclude: set[int]) -> list[
 
 
 STOCK = "stock"  # the variant with every piece off
+AGAINST = "against"  # queuetop-against: queuetop from another checkout (--against)
+AGAINST_DIR: Path | None = None
 
 
 def variant_env(monitor: str) -> dict[str, str]:
     """queuetop-PIECE: that piece off; queuetop-stock: every piece off; queuetop: all on."""
     env = {k: v for k, v in os.environ.items() if k != "QUEUETOP_STOCK_UI"}
-    if monitor.startswith(QUEUETOP + "-"):
+    if monitor == f"{QUEUETOP}-{AGAINST}":  # its packages before this checkout's
+        env["PYTHONPATH"] = str(AGAINST_DIR)
+    elif monitor.startswith(QUEUETOP + "-"):
         piece = monitor.removeprefix(QUEUETOP + "-")
         env["QUEUETOP_STOCK_UI"] = "1" if piece == STOCK else piece
     return env
@@ -190,7 +194,13 @@ def launch(monitor: str, dsn: str, interval: float, claimed: set[int]) -> Runnin
     env.update(COLUMNS=str(COLUMNS), LINES=str(LINES))
     if monitor.startswith(QUEUETOP):
         argv = [
-            str(Path(sys.executable).with_name("queuetop")),
+            # not the working directory first (python -c puts it there): queuetop-against's
+            # PYTHONPATH must come before this checkout, installed editable, is found
+            *[
+                sys.executable,
+                "-c",
+                "import sys; del sys.path[0]; from dashboard.cli import main; main()",
+            ],
             "watch",
             "--dsn",
             dsn,
@@ -410,8 +420,33 @@ def main() -> None:
         help="run every monitor at once for the whole bench and measure them side by side "
         "(with --settle 310: queuetop with a full history)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="DIR",
+        type=Path,
+        help="also queuetop from another checkout (e.g. a git worktree of an earlier "
+        "commit), as queuetop-against; best with --together",
+    )
     args = parser.parse_args()
     monitors = [QUEUETOP, PG_ACTIVITY]
+    if args.against:
+        global AGAINST_DIR
+        AGAINST_DIR = args.against.resolve()
+        if not (AGAINST_DIR / "dashboard" / "cli").exists():
+            parser.error(f"--against {args.against}: no queuetop checkout there (no dashboard/cli)")
+        monitors.append(f"{QUEUETOP}-{AGAINST}")
+        imported = subprocess.run(  # the very import the monitor makes
+            [
+                sys.executable,
+                "-c",
+                "import sys; del sys.path[0]; import dashboard as d; print(d.__file__)",
+            ],
+            env=variant_env(monitors[-1]),
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if not imported.startswith(str(AGAINST_DIR)):
+            parser.error(f"--against {args.against}: queuetop-against would run {imported}")
     if args.floor:
         monitors.append(FLOOR)
     if args.pieces:
