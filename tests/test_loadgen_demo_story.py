@@ -82,14 +82,24 @@ def test_the_strategy_knob_leaves_the_transaction_alone_and_the_other_way_round(
 
 
 def test_lock_errors_are_a_rate_that_falls_back_while_the_total_stays(dsn, demo_spec, connect):
-    holder = connect()  # holds the first ready row: every nowait claim meets it
+    # a ready job ahead of every other (the claim's order: priority, then id), locked before
+    # the workers start: every nowait claim meets it, however fast they drain the rest
+    # (locked once the workers ran, the first ready row could be gone already: under the
+    # full suite the 500 jobs were done before it was locked, and no error came)
+    (job,) = (
+        connect(autocommit=True)
+        .execute(
+            "INSERT INTO queuetop_demo.jobs (status, priority) VALUES ('ready', 1000000) RETURNING id"
+        )
+        .fetchone()
+    )
+    holder = connect()
+    assert holder.execute(
+        "SELECT id FROM queuetop_demo.jobs WHERE id = %s FOR UPDATE", (job,)
+    ).fetchone()
     settings = LoadSettings(workers=2, work_ms=5.0, prefill=500, strategy="nowait")
     with LoadGenerator(dsn, demo_spec, settings) as gen:
         wait_until(lambda: gen.stats().live_workers == 2, timeout=30)
-        holder.execute(
-            "SELECT id FROM queuetop_demo.jobs WHERE status = 'ready' "
-            "ORDER BY priority DESC, id LIMIT 1 FOR UPDATE"
-        )
         snap = wait_until(lambda: (s := gen.stats()).lock_errors_per_s > 0 and s, timeout=20)
         assert snap.totals["nowait_errors"] == snap.totals["lock_errors"] > 0
         holder.rollback()  # the row is free: no more errors, the rate goes back to 0
