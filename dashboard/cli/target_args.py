@@ -11,6 +11,7 @@ may not say it again (`--target prod --dsn ...` is refused: which one was meant?
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from dashboard.cli.common import text
 from dashboard.config import targets
@@ -19,15 +20,22 @@ from dashboard.errors import UserError
 QUEUE_FLAGS = ("queue", "preset", "table")
 
 
-def target_options() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("named targets (docs/targets.md)")
+def add_targets_file(group: Any) -> None:
+    """`--targets FILE` on `group` (a parser or its argument group), the targets file: one
+    definition for every command that reads it (`watch` adds its own `--target`, which
+    may repeat)."""
     group.add_argument(
         "--targets",
         metavar="FILE",
         type=text("a TOML file"),
         help="the targets file (default: ~/.config/queuetop/targets.toml)",
     )
+
+
+def target_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("named targets (docs/targets.md)")
+    add_targets_file(group)
     group.add_argument(
         "--target",
         metavar="NAME",

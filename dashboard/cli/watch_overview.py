@@ -12,7 +12,7 @@ from dashboard import config, db
 from dashboard.cli import record_command, rewind_option
 from dashboard.cli.common import COLUMN_FLAGS, checked, text, warn_password_in_dsn
 from dashboard.cli.discover_command import spec_of
-from dashboard.cli.target_args import apply_target
+from dashboard.cli.target_args import add_targets_file, apply_target
 from dashboard.config import targets
 from dashboard.discover.fleet import DEFAULT_CONNECTIONS, Fleet
 from dashboard.discover.found import FoundQueue
@@ -104,12 +104,7 @@ def add_target_flags(parser: argparse.ArgumentParser) -> None:
         "queues), several the overview across them",
     )
     group = parser.add_argument_group("named targets (docs/targets.md)")
-    group.add_argument(
-        "--targets",
-        metavar="FILE",
-        type=text("a TOML file"),
-        help="the targets file (default: ~/.config/queuetop/targets.toml)",
-    )
+    add_targets_file(group)
     group.add_argument(
         "--target",
         metavar="NAME",
