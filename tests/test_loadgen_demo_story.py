@@ -89,7 +89,8 @@ def test_lock_errors_are_a_rate_that_falls_back_while_the_total_stays(dsn, demo_
     (job,) = (
         connect(autocommit=True)
         .execute(
-            "INSERT INTO queuetop_demo.jobs (status, priority) VALUES ('ready', 1000000) RETURNING id"
+            "INSERT INTO queuetop_demo.jobs (status, priority) VALUES ('ready', 1000000) "
+            "RETURNING id"
         )
         .fetchone()
     )
