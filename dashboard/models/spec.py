@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 # The state of rows whose state column is NULL, or that no role's conditions take: a label
@@ -394,7 +395,7 @@ class QueueSpec:
             return "workers"
         return self.policy.worker_session
 
-    @property
+    @cached_property  # asked several times a poll; a frozen spec's roles never change
     def roles(self) -> tuple[str, ...]:
         """The roles this queue has: those its states name (a table that deletes finished
         jobs has no done role), `scheduled` also where jobs can wait for a due time, `dead`
