@@ -218,3 +218,61 @@ def test_rows_coming_and_going_lay_out_the_screen_only_when_the_scrollbar_change
         assert len(await show(1)) == 1 and not layouts
 
     run([fixed_snapshot(0, rows=5)], body)
+
+
+def test_rows_that_come_and_go_repaint_what_changes_not_the_blank_lines_under_them():
+    """The demo's locks table, its rows coming and going every few seconds, sent its whole
+    page to the terminal each time, blank lines and all. Now the lines repainted are those
+    that change, and the screen (the compositor's own strips, cached lines included) is
+    what the table draws afresh."""
+
+    def idle_of(rows: int):
+        return fixed_snapshot(0, rows=rows).idle_in_transaction
+
+    async def body(pilot):
+        app = pilot.app
+        await pilot.press("3")
+        idle = app.table("idle")
+        await pilot.pause()
+        painted: set[int] = set()  # lines of the table asked to repaint
+        repaint = idle.refresh
+
+        def counted(*regions, **kwargs):
+            whole = [idle.region.reset_offset] if not regions else regions
+            for region in whole:
+                painted.update(range(region.y, region.y + region.height))
+            return repaint(*regions, **kwargs)
+
+        idle.refresh = counted
+        snap = replace(app.snapshot, idle_in_transaction=())
+
+        def on_screen() -> list[str]:
+            strips = app.screen._compositor.render_strips()
+            box = idle.region
+            return [
+                strips[y].crop(box.x, box.right).text.rstrip() for y in range(box.y, box.bottom)
+            ]
+
+        def afresh() -> list[str]:
+            return [idle.render_line(y).text.rstrip() for y in range(idle.region.height)]
+
+        assert idle.page_rows > 8
+        idle.update_from(with_idle(snap, idle_of(8)))  # past the focus and the first size
+        await pilot.pause()
+        await pilot.pause()
+        before = on_screen()
+        for rows in (3, 7, 2, 9, 2, 2):
+            painted.clear()
+            idle.update_from(with_idle(snap, idle_of(rows)))
+            await pilot.pause()
+            await pilot.pause()
+            after = on_screen()
+            assert after == afresh()
+            assert len([line for line in after[1:] if line]) == rows
+            blank_both = {y for y in range(1, len(after)) if not before[y] and not after[y]}
+            assert not painted & blank_both, (rows, sorted(painted & blank_both))
+            assert 0 not in painted  # the header
+            before = after
+        assert painted == set()  # the same two rows again: nothing to paint
+
+    run([fixed_snapshot(0, rows=5)], body)

@@ -24,6 +24,19 @@ from dashboard.ui.widgets.columns import Col, fit, fit_columns, justify
 
 __all__ = ["Col", "KeyedTable", "fit", "fit_columns"]
 
+BLANK = (-1, None, False)  # what a line past the rows was painted with
+
+
+def _runs(lines: list[int]) -> list[tuple[int, int]]:
+    """Ascending line numbers as (first, count) runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for y in lines:
+        if runs and runs[-1][0] + runs[-1][1] == y:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((y, 1))
+    return runs
+
 
 class KeyedTable(ScrollView, can_focus=True):
     """Rows replaced wholesale by set_rows; cursor and scroll position survive.
@@ -103,6 +116,8 @@ class KeyedTable(ScrollView, can_focus=True):
         self._keys: list[str] = []  # display order
         self._index: dict[str, int] = {}
         self._lines: dict[str, tuple[tuple, Strip]] = {}  # key -> (raw, rendered line)
+        # line in view -> (row index, its key, painted as the cursor); BLANK past the rows
+        self._painted: dict[int, tuple[int, Hashable, bool]] = {}
         self.cursor_row = 0
         self._styles: tuple[Style, Style, Style, Style] | None = None
         self._layout: list[tuple[int, int]] = []
@@ -195,7 +210,6 @@ class KeyedTable(ScrollView, can_focus=True):
             return
         keep, keep_index = self.cursor_key(), self.cursor_row
         was_visible = self._row_visible(keep_index)
-        before = self._keys
         self.items = items
         self._keys = list(self.items)
         self._index = {key: i for i, key in enumerate(self._keys)}
@@ -216,20 +230,34 @@ class KeyedTable(ScrollView, can_focus=True):
             self._scroll_to_cursor()
         if not shown:
             return  # a hidden table is painted whole when it is shown
-        if keys != before or self.cursor_row != keep_index:
-            self.refresh()  # rows moved: lines whose values did not change are kept anyway
-            return
         self._refresh_changed_lines()
 
     def _refresh_changed_lines(self) -> None:
-        """Repaint only the rows in view whose values differ from the line drawn for them:
-        a table whose rows did not change paints nothing."""
+        """Repaint only the lines in view that would show something else than they were
+        painted with: another row (or none), the cursor coming or going, new values. A
+        table whose rows did not change paints nothing; a row that comes or goes repaints
+        the lines from it down to the last row, not the blank lines under them (the
+        demo's locks table, its rows coming and going every few seconds, sent its whole
+        page of blank lines to the terminal each time)."""
         top = round(self.scroll_y)
-        for index in range(top, min(top + self.page_rows, len(self._keys))):
+        cursor = self.cursor_row if self.show_cursor else -1
+        changed: list[int] = []  # lines of the view, from 1 (0 is the header)
+        for y in range(1, self.page_rows + 1):
+            index = top + y - 1
+            if index >= len(self._keys):
+                if self._painted.get(y) != BLANK:
+                    changed.append(y)
+                continue
             key = self._keys[index]
             hit = self._lines.get(key)
-            if hit is None or hit[0] != tuple(self.values(key, self.items[key])):
-                self._refresh_row(index)
+            if (
+                self._painted.get(y) != (index, key, index == cursor)
+                or hit is None
+                or hit[0] != tuple(self.values(key, self.items[key]))
+            ):
+                changed.append(y)
+        for first, count in _runs(changed):  # one region per run of lines
+            self.refresh_lines(top + first, count)
 
     def move_cursor(self, row: int) -> None:
         if not self._keys:
@@ -290,8 +318,11 @@ class KeyedTable(ScrollView, can_focus=True):
         else:
             index = scroll_y + y - 1
             if index >= len(self._keys):
+                self._painted[y] = BLANK
                 return Strip.blank(width, base)
-            line = self._row_line(self._keys[index])
+            key = self._keys[index]
+            line = self._row_line(key)
+            self._painted[y] = (index, key, index == self.cursor_row and self.show_cursor)
             if index == self.cursor_row and self.show_cursor:
                 style = base + cursor
             elif index % 2:
