@@ -18,6 +18,18 @@ def run(snapshots, body, size=(120, 40)):
     run_app(QueuetopApp(demo_spec(), None, poll=False, snapshots=snapshots), body, size)
 
 
+def idle_of(rows: int):
+    """`rows` sessions idle in a transaction."""
+    return fixed_snapshot(0, rows=rows).idle_in_transaction
+
+
+async def idle_tab(pilot):
+    """The idle-in-transaction tab shown, painted: its table."""
+    await pilot.press("3")
+    await pilot.pause()
+    return pilot.app.table("idle")
+
+
 def shown_pids(table) -> list[str]:
     """The first cell of every row line on screen (the header is line 0)."""
     lines = [table.render_line(y).text for y in range(1, table.page_rows + 1)]
@@ -174,14 +186,9 @@ def test_rows_coming_and_going_lay_out_the_screen_only_when_the_scrollbar_change
     """A table's place on screen does not depend on its rows: a new row count costs no layout
     of the whole screen unless the scrollbar appears or goes, and the view stays right."""
 
-    def idle_of(rows: int):
-        return fixed_snapshot(0, rows=rows).idle_in_transaction
-
     async def body(pilot):
         app = pilot.app
-        await pilot.press("3")
-        idle = app.table("idle")
-        await pilot.pause()
+        idle = await idle_tab(pilot)
         layouts: list[int] = []
         lay_out = app.screen._refresh_layout
 
@@ -226,14 +233,9 @@ def test_rows_that_come_and_go_repaint_what_changes_not_the_blank_lines_under_th
     that change, and the screen (the compositor's own strips, cached lines included) is
     what the table draws afresh."""
 
-    def idle_of(rows: int):
-        return fixed_snapshot(0, rows=rows).idle_in_transaction
-
     async def body(pilot):
         app = pilot.app
-        await pilot.press("3")
-        idle = app.table("idle")
-        await pilot.pause()
+        idle = await idle_tab(pilot)
         painted: set[int] = set()  # lines of the table asked to repaint
         repaint = idle.refresh
 
